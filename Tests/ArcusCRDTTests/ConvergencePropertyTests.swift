@@ -1,0 +1,164 @@
+import Testing
+@testable import ArcusCRDT
+
+/// Random mutations on 3–6 replicas of a few documents; deltas are delivered in random order,
+/// duplicated, dropped and re-sent. Every replica must end with the same state and JSON.
+@Suite("Convergence under random delivery")
+struct ConvergencePropertyTests {
+    struct Replica {
+        var site: SiteID
+        var clock: HybridLogicalClock
+        var docs: [String: DocumentState] = [:]
+    }
+
+    struct Message {
+        var to: Int
+        var doc: String
+        var delta: DocumentState
+    }
+
+    static let names = ["status", "color", "qty", "owner", "zone", "meta", "tags"]
+
+    static func randomValue(_ rng: inout SeededRandom, depth: Int) -> Value {
+        switch Int.random(in: 0..<10, using: &rng) {
+        case 0: return .null
+        case 1: return .bool(Bool.random(using: &rng))
+        case 2, 3: return .int(Int64.random(in: -5...5, using: &rng))
+        case 4: return .double(Double(Int.random(in: -500...500, using: &rng)) / 100)
+        case 5: return .array((0..<Int.random(in: 0...3, using: &rng)).map { _ in .int(Int64.random(in: 0...9, using: &rng)) })
+        case 6 where depth < 3, 7 where depth < 3:
+            var fields: [String: Value] = [:]
+            for _ in 0..<Int.random(in: 0...3, using: &rng) {
+                fields[names.randomElement(using: &rng)!] = randomValue(&rng, depth: depth + 1)
+            }
+            return .object(fields)
+        default: return .string(["red", "blue", "open", "done"].randomElement(using: &rng)!)
+        }
+    }
+
+    static func randomPath(_ rng: inout SeededRandom) -> FieldPath {
+        FieldPath((0..<Int.random(in: 1...3, using: &rng)).map { _ in names.randomElement(using: &rng)! })
+    }
+
+    /// One random mutation on one replica; returns the delta.
+    static func mutate(_ replica: inout Replica, doc: String, _ rng: inout SeededRandom) -> DocumentState? {
+        let stamp = Stamp(time: replica.clock.tick(), site: replica.site)
+        var state = replica.docs[doc] ?? DocumentState()
+        defer { replica.docs[doc] = state }
+        switch Int.random(in: 0..<100, using: &rng) {
+        case 0..<25:
+            var fields: [String: Value] = [:]
+            for _ in 0..<Int.random(in: 1...4, using: &rng) {
+                fields[names.randomElement(using: &rng)!] = randomValue(&rng, depth: 1)
+            }
+            let strategy = WriteStrategy.allCases.randomElement(using: &rng)!
+            let hints = Bool.random(using: &rng) ? TypeHints.objectsAreMaps : TypeHints(objects: .register)
+            return state.upsert(fields, strategy: strategy, at: stamp, hints: hints)
+        case 25..<50: return state.set(randomPath(&rng), to: randomValue(&rng, depth: 1), at: stamp)
+        case 50..<62: return state.unset(randomPath(&rng), at: stamp)
+        case 62..<80:
+            let amount: Number = Bool.random(using: &rng) ? .int(Int64.random(in: -3...5, using: &rng)) : .double(0.5)
+            return state.increment(randomPath(&rng), by: amount, at: stamp)
+        case 80..<85: return state.replaceWithCounter(randomPath(&rng), at: stamp)
+        case 85..<92: return state.remove(at: stamp)
+        default:
+            let token = AttachmentToken(hash: [UInt8](repeating: UInt8.random(in: 0...255, using: &rng), count: 32), length: 10)
+            return state.setAttachment(randomPath(&rng), to: token, at: stamp)
+        }
+    }
+
+    static func deliver(_ message: Message, to replicas: inout [Replica]) {
+        replicas[message.to].docs[message.doc, default: DocumentState()].join(message.delta)
+        replicas[message.to].clock.observe(message.delta.version.maxTime)
+    }
+
+    @Test("replicas converge to identical state and JSON", arguments: SeededRandom.seeds(count: 40, test: "convergence"))
+    func converge(seed: UInt64) {
+        print("convergence seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")
+        var rng = SeededRandom(seed: seed)
+        let count = Int.random(in: 3...6, using: &rng)
+        // Clocks with different skews, so concurrent writes order by clock, not by arrival.
+        var replicas: [Replica] = (0..<count).map { i in
+            let skew = UInt64.random(in: 0...50, using: &rng)
+            let base = UInt64(1_700_000_000_000) + skew
+            let tick = ManagedCounter()
+            return Replica(site: SiteID(UInt64(i + 1) * 0x1000_0001), clock: HybridLogicalClock(physical: { base + tick.next() / 4 }))
+        }
+        let docs = ["d1", "d2", "d3"]
+        var inFlight: [Message] = []
+        var dropped: [Message] = []
+        for _ in 0..<400 {
+            if inFlight.isEmpty || Int.random(in: 0..<3, using: &rng) > 0 {
+                let r = Int.random(in: 0..<count, using: &rng)
+                let doc = docs.randomElement(using: &rng)!
+                guard let delta = Self.mutate(&replicas[r], doc: doc, &rng) else { continue }
+                #expect(delta.isCovered(by: replicas[r].docs[doc]!), "a delta is part of the state it came from")
+                for to in 0..<count where to != r {
+                    let message = Message(to: to, doc: doc, delta: delta)
+                    switch Int.random(in: 0..<10, using: &rng) {
+                    case 0: dropped.append(message)
+                    case 1: inFlight.append(message); inFlight.append(message)
+                    default: inFlight.append(message)
+                    }
+                }
+            } else {
+                let i = Int.random(in: 0..<inFlight.count, using: &rng)
+                Self.deliver(inFlight.removeSwapping(at: i), to: &replicas)
+            }
+        }
+        // Deliver what is left in random order, then re-send what was dropped.
+        inFlight.shuffle(using: &rng)
+        for message in inFlight { Self.deliver(message, to: &replicas) }
+        dropped.shuffle(using: &rng)
+        for message in dropped { Self.deliver(message, to: &replicas) }
+
+        for doc in docs {
+            let reference = replicas[0].docs[doc]
+            for r in 1..<count {
+                #expect(replicas[r].docs[doc] == reference, "seed \(seed): replica \(r) state differs on \(doc)")
+                #expect(replicas[r].docs[doc]?.value?.jsonString == reference?.value?.jsonString)
+            }
+        }
+    }
+
+    @Test("join is commutative, associative and idempotent", arguments: SeededRandom.seeds(count: 20, test: "join-laws"))
+    func joinLaws(seed: UInt64) {
+        print("join-laws seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")
+        var rng = SeededRandom(seed: seed)
+        var replicas = (0..<3).map { i in Replica(site: SiteID(UInt64(i + 7)), clock: HybridLogicalClock(physical: { 1000 })) }
+        for _ in 0..<60 {
+            let r = Int.random(in: 0..<3, using: &rng)
+            _ = Self.mutate(&replicas[r], doc: "d", &rng)
+        }
+        let a = replicas[0].docs["d"] ?? DocumentState()
+        let b = replicas[1].docs["d"] ?? DocumentState()
+        let c = replicas[2].docs["d"] ?? DocumentState()
+        #expect(a.joined(b) == b.joined(a))
+        #expect(a.joined(b).joined(c) == a.joined(b.joined(c)))
+        #expect(a.joined(a) == a)
+        #expect(a.joined(b).joined(b) == a.joined(b))
+    }
+}
+
+/// A counter the fake physical clocks share; reference type so the closure can be `@Sendable`.
+final class ManagedCounter: @unchecked Sendable {
+    // Only ever used from one test task at a time.
+    private var value: UInt64 = 0
+    func next() -> UInt64 {
+        value += 1
+        return value
+    }
+}
+
+extension Array {
+    /// Removes element `i` in O(1) by swapping the last one into its place.
+    fileprivate mutating func removeSwapping(at i: Int) -> Element {
+        swapAt(i, count - 1)
+        return removeLast()
+    }
+}
+
+extension DocumentState {
+    /// Whether joining `self` into `other` changes nothing.
+    func isCovered(by other: DocumentState) -> Bool { other.joined(self) == other }
+}
