@@ -27,11 +27,11 @@ extension DocumentState {
         case .updateDifferentOnly:
             context.skipUnchanged = true
         }
-        var delta = DocumentState()
-        if root.liveOrder == nil { delta.root.marker = Entry(context.stamp, .present) }
+        var delta = MapNode()
+        if !isLive { delta.marker = Entry(context.stamp, .present) }
         for (name, value) in fields {
-            if let change = context.write(value, over: root.fields[name], at: FieldPath([name]), replacing: false) {
-                delta.root.fields[name] = change
+            if let change = context.write(value, over: slot(at: FieldPath([name])), at: FieldPath([name]), replacing: false) {
+                delta.fields[name] = change
             }
         }
         return commit(delta, context)
@@ -60,8 +60,8 @@ extension DocumentState {
     @discardableResult
     public mutating func unset(_ path: FieldPath, at stamp: Stamp) -> DocumentState? {
         guard !path.isRoot, let current = slot(at: path), let removal = current.removal(by: stamp) else { return nil }
-        var delta = DocumentState()
-        delta.root.fields[path.components[0]] = Self.wrap(removal, in: path.components.dropFirst())
+        var delta = MapNode()
+        delta.fields[path.components[0]] = Self.wrap(removal, in: path.components.dropFirst())
         return commit(delta, MutationContext(stamp: WriteStamp(stamp), hints: .objectsAreMaps))
     }
 
@@ -90,18 +90,18 @@ extension DocumentState {
     @discardableResult
     public mutating func remove(at stamp: Stamp) -> DocumentState? {
         guard let removal = root.removal(by: stamp) else { return nil }
-        return commit(DocumentState(root: removal), MutationContext(stamp: WriteStamp(stamp), hints: .objectsAreMaps))
+        return commit(removal, MutationContext(stamp: WriteStamp(stamp), hints: .objectsAreMaps))
     }
 
     // MARK: - Building deltas
 
     private mutating func mutate(at path: FieldPath, _ context: MutationContext, leaf: (Slot?) -> Slot?) -> DocumentState? {
         precondition(!path.isRoot, "a field mutation needs a field path")
-        var delta = DocumentState()
-        if root.liveOrder == nil { delta.root.marker = Entry(context.stamp, .present) }
+        var delta = MapNode()
+        if !isLive { delta.marker = Entry(context.stamp, .present) }
         let first = path.components[0]
-        if let change = context.descend(root.fields[first], path.components.dropFirst(), leaf: leaf) {
-            delta.root.fields[first] = change
+        if let change = context.descend(slot(at: FieldPath([first])), path.components.dropFirst(), leaf: leaf) {
+            delta.fields[first] = change
         }
         return commit(delta, context)
     }
@@ -111,10 +111,9 @@ extension DocumentState {
         return Slot(map: MapNode(fields: [name: wrap(slot, in: remaining.dropFirst())]))
     }
 
-    private mutating func commit(_ delta: DocumentState, _ context: MutationContext) -> DocumentState? {
-        guard !delta.root.isEmpty else { return nil }
-        var delta = delta
-        delta.version = VersionVector([context.stamp.event.site: context.stamp.event.time])
+    private mutating func commit(_ root: MapNode, _ context: MutationContext) -> DocumentState? {
+        guard !root.isEmpty else { return nil }
+        let delta = DocumentState(root: root, version: VersionVector([context.stamp.event.site: context.stamp.event.time]))
         join(delta)
         return delta
     }
@@ -146,7 +145,7 @@ struct MutationContext {
     /// register and counter this replica sees there.
     func ensureMap(_ current: Slot?) -> Slot {
         var delta = Slot()
-        if current?.map?.liveOrder == nil { delta.map = MapNode(marker: Entry(stamp, .present)) }
+        if !(current?.map?.isLive ?? false) { delta.map = MapNode(marker: Entry(stamp, .present)) }
         if removesOthers, let current {
             if let r = current.register, !r.isRemoved { delta.register = r.removed(by: event) }
             if let c = current.counter, c.isLive { delta.counter = c.removal(by: event) }

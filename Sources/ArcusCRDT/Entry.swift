@@ -9,7 +9,8 @@
 public struct Entry: Sendable, Hashable {
     public enum Payload: Sendable, Hashable {
         case value(Value)
-        case attachment(AttachmentToken)
+        // Boxed: tokens are rare and would otherwise widen every entry.
+        indirect case attachment(AttachmentToken)
         /// A map exists here (possibly empty).
         case present
         case removed

@@ -5,9 +5,9 @@
 /// map do not touch it.
 public struct MapNode: Sendable, Hashable {
     public var marker: Entry?
-    public var fields: [String: Slot]
+    public var fields: FieldList
 
-    public init(marker: Entry? = nil, fields: [String: Slot] = [:]) {
+    public init(marker: Entry? = nil, fields: FieldList = [:]) {
         self.marker = marker
         self.fields = fields
     }
@@ -17,18 +17,25 @@ public struct MapNode: Sendable, Hashable {
     /// The latest live stamp in the map (its marker or any field), nil when removed.
     public var liveOrder: Stamp? {
         var latest = marker?.liveOrder
-        for slot in fields.values {
-            if let order = slot.liveOrder, latest == nil || latest! < order { latest = order }
+        for i in fields.elements.indices {
+            if let order = fields.elements[i].slot.liveOrder, latest == nil || latest! < order { latest = order }
         }
         return latest
+    }
+
+    /// Whether the marker or any field is live; stops at the first live one.
+    public var isLive: Bool {
+        if let m = marker, !m.isRemoved { return true }
+        for i in fields.elements.indices where fields.elements[i].slot.isLive { return true }
+        return false
     }
 
     /// The visible fields as an object, or nil when the map is not live.
     public var value: Value? {
         var object: [String: Value] = [:]
         object.reserveCapacity(fields.count)
-        for (name, slot) in fields {
-            if let v = slot.value { object[name] = v }
+        for i in fields.elements.indices {
+            if let v = fields.elements[i].slot.value { object[fields.elements[i].name] = v }
         }
         if object.isEmpty, marker?.liveOrder == nil { return nil }
         return .object(object)
@@ -36,12 +43,8 @@ public struct MapNode: Sendable, Hashable {
 
     public mutating func join(_ other: MapNode) {
         if let m = other.marker { marker = Entry.joined(marker, m) }
-        for (name, slot) in other.fields {
-            if fields[name] == nil {
-                fields[name] = slot
-            } else {
-                fields[name]!.join(slot)
-            }
+        for i in other.fields.elements.indices {
+            fields[other.fields.elements[i].name, default: Slot()].join(other.fields.elements[i].slot)
         }
     }
 
@@ -49,8 +52,8 @@ public struct MapNode: Sendable, Hashable {
     public func removal(by event: Stamp) -> MapNode? {
         var delta = MapNode()
         if let m = marker, !m.isRemoved { delta.marker = m.removed(by: event) }
-        for (name, slot) in fields {
-            if let removal = slot.removal(by: event) { delta.fields[name] = removal }
+        for i in fields.elements.indices {
+            if let removal = fields.elements[i].slot.removal(by: event) { _ = delta.fields.appendInOrder(fields.elements[i].name, removal) }
         }
         return delta.isEmpty ? nil : delta
     }
@@ -58,14 +61,14 @@ public struct MapNode: Sendable, Hashable {
     public func changes(since version: VersionVector) -> MapNode? {
         var delta = MapNode()
         if let m = marker, !version.contains(m.event) { delta.marker = m }
-        for (name, slot) in fields {
-            if let changed = slot.changes(since: version) { delta.fields[name] = changed }
+        for i in fields.elements.indices {
+            if let changed = fields.elements[i].slot.changes(since: version) { _ = delta.fields.appendInOrder(fields.elements[i].name, changed) }
         }
         return delta.isEmpty ? nil : delta
     }
 
     public func forEachEvent(_ body: (Stamp) -> Void) {
         if let m = marker { body(m.event) }
-        for slot in fields.values { slot.forEachEvent(body) }
+        for i in fields.elements.indices { fields.elements[i].slot.forEachEvent(body) }
     }
 }

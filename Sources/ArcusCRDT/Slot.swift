@@ -6,6 +6,7 @@
 /// live stamp (on a tie: map, then counter, then register). The choice is a function of the
 /// state alone, so replicas never flip it back and forth.
 public struct Slot: Sendable, Hashable {
+    // Stored, not computed: traversals project `slot.map!.fields` in place instead of copying.
     public var register: Entry?
     public var map: MapNode?
     public var counter: Counter?
@@ -23,17 +24,19 @@ public struct Slot: Sendable, Hashable {
         public static func < (a: Component, b: Component) -> Bool { a.rawValue < b.rawValue }
     }
 
+    /// Whether any component is live; cheaper than `liveOrder` (it stops at the first).
+    public var isLive: Bool {
+        if register?.isRemoved == false { return true }
+        if counter?.isLive == true { return true }
+        return map?.isLive ?? false
+    }
+
     /// The component shown to readers, with the stamp that makes it win; nil when nothing is live.
     public var visibleComponent: (component: Component, order: Stamp)? {
         var best: (component: Component, order: Stamp)?
-        func consider(_ component: Component, _ order: Stamp?) {
-            guard let order else { return }
-            if let b = best, (b.order, b.component) > (order, component) { return }
-            best = (component, order)
-        }
-        consider(.register, register?.liveOrder)
-        consider(.counter, counter?.liveOrder)
-        consider(.map, map?.liveOrder)
+        if let order = register?.liveOrder { best = (.register, order) }
+        if let order = counter?.liveOrder, best == nil || best!.order < order { best = (.counter, order) }
+        if let order = map?.liveOrder, best == nil || best!.order <= order { best = (.map, order) }
         return best
     }
 
@@ -55,12 +58,12 @@ public struct Slot: Sendable, Hashable {
     }
 
     public mutating func join(_ other: Slot) {
-        if let r = other.register { register = Entry.joined(register, r) }
-        if let m = other.map {
-            if map == nil { map = m } else { map!.join(m) }
+        if other.register != nil { register = Entry.joined(register, other.register) }
+        if other.map != nil {
+            if map == nil { map = other.map } else { map!.join(other.map!) }
         }
-        if let c = other.counter {
-            if counter == nil { counter = c } else { counter!.join(c) }
+        if other.counter != nil {
+            if counter == nil { counter = other.counter } else { counter!.join(other.counter!) }
         }
     }
 
@@ -69,8 +72,8 @@ public struct Slot: Sendable, Hashable {
     public func removal(by event: Stamp) -> Slot? {
         var delta = Slot()
         if let r = register, !r.isRemoved { delta.register = r.removed(by: event) }
-        if let m = map { delta.map = m.removal(by: event) }
-        if let c = counter, c.isLive { delta.counter = c.removal(by: event) }
+        delta.map = map?.removal(by: event)
+        if counter?.isLive == true { delta.counter = counter!.removal(by: event) }
         return delta.isEmpty ? nil : delta
     }
 
@@ -78,7 +81,7 @@ public struct Slot: Sendable, Hashable {
     public func changes(since version: VersionVector) -> Slot? {
         var delta = Slot()
         if let r = register, !version.contains(r.event) { delta.register = r }
-        if let m = map { delta.map = m.changes(since: version) }
+        delta.map = map?.changes(since: version)
         if let c = counter {
             var changed = Counter()
             for (site, contribution) in c.contributions where !version.contains(contribution.stamp) {
@@ -94,7 +97,7 @@ public struct Slot: Sendable, Hashable {
 
     /// Calls `body` with every event recorded in this slot.
     public func forEachEvent(_ body: (Stamp) -> Void) {
-        if let r = register { body(r.event) }
+        if let event = register?.event { body(event) }
         map?.forEachEvent(body)
         counter?.forEachEvent(body)
     }

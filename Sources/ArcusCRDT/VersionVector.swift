@@ -1,32 +1,70 @@
 /// For each site, the latest event of that site seen. Whoever holds `v` has seen every event of
 /// site `s` with time ≤ `v[s]` (events of one site are seen in time order), so `v` names a
 /// causal context in a few bytes per site.
+///
+/// Stored as a small array sorted by site: replicas know a handful of sites, and a scan of a
+/// few entries is faster than hashing on the paths that check every entry of every document.
 public struct VersionVector: Sendable, Hashable, CustomStringConvertible {
-    public private(set) var entries: [SiteID: Timestamp]
+    public struct Element: Sendable, Hashable {
+        public var site: SiteID
+        public var time: Timestamp
+    }
 
-    public init(_ entries: [SiteID: Timestamp] = [:]) { self.entries = entries }
+    /// Sorted by site, one element per site.
+    public private(set) var elements: [Element]
+
+    public init() { elements = [] }
+
+    public init(_ entries: [SiteID: Timestamp]) {
+        elements = entries.map { Element(site: $0.key, time: $0.value) }.sorted { $0.site < $1.site }
+    }
 
     public static let empty = VersionVector()
 
-    public subscript(site: SiteID) -> Timestamp? { entries[site] }
+    public var entries: [SiteID: Timestamp] {
+        Dictionary(uniqueKeysWithValues: elements.map { ($0.site, $0.time) })
+    }
 
-    public var isEmpty: Bool { entries.isEmpty }
-    public var count: Int { entries.count }
+    @inline(__always)
+    private func position(of site: SiteID) -> (index: Int, found: Bool) {
+        var i = 0
+        let n = elements.count
+        while i < n {
+            let s = elements[i].site
+            if s == site { return (i, true) }
+            if s > site { return (i, false) }
+            i += 1
+        }
+        return (n, false)
+    }
+
+    public subscript(site: SiteID) -> Timestamp? {
+        let (i, found) = position(of: site)
+        return found ? elements[i].time : nil
+    }
+
+    public var isEmpty: Bool { elements.isEmpty }
+    public var count: Int { elements.count }
 
     /// Whether the event `stamp` is covered by this vector.
     @inline(__always)
     public func contains(_ stamp: Stamp) -> Bool {
-        guard let seen = entries[stamp.site] else { return false }
-        return stamp.time <= seen
+        for element in elements where element.site == stamp.site { return stamp.time <= element.time }
+        return false
     }
 
+    @inline(__always)
     public mutating func observe(_ stamp: Stamp) {
-        if let seen = entries[stamp.site], seen >= stamp.time { return }
-        entries[stamp.site] = stamp.time
+        let (i, found) = position(of: stamp.site)
+        if found {
+            if elements[i].time < stamp.time { elements[i].time = stamp.time }
+        } else {
+            elements.insert(Element(site: stamp.site, time: stamp.time), at: i)
+        }
     }
 
     public mutating func formUnion(_ other: VersionVector) {
-        for (site, time) in other.entries { observe(Stamp(time: time, site: site)) }
+        for element in other.elements { observe(Stamp(time: element.time, site: element.site)) }
     }
 
     public func union(_ other: VersionVector) -> VersionVector {
@@ -37,18 +75,20 @@ public struct VersionVector: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether every event this vector covers is covered by `other`.
     public func isCovered(by other: VersionVector) -> Bool {
-        entries.allSatisfy { site, time in (other.entries[site].map { $0 >= time }) ?? false }
+        elements.allSatisfy { other.contains(Stamp(time: $0.time, site: $0.site)) }
     }
 
     /// The entries of this vector that `other` does not cover.
     public func subtracting(_ other: VersionVector) -> VersionVector {
-        VersionVector(entries.filter { site, time in !other.contains(Stamp(time: time, site: site)) })
+        var result = VersionVector()
+        result.elements = elements.filter { !other.contains(Stamp(time: $0.time, site: $0.site)) }
+        return result
     }
 
     /// The largest time in the vector.
-    public var maxTime: Timestamp { entries.values.max() ?? .zero }
+    public var maxTime: Timestamp { elements.map(\.time).max() ?? .zero }
 
     public var description: String {
-        "[" + entries.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ", ") + "]"
+        "[" + elements.map { "\($0.site):\($0.time)" }.joined(separator: ", ") + "]"
     }
 }
