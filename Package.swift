@@ -1,6 +1,13 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Hot paths cross module boundaries (the codec walks CRDT state): let the optimizer inline
+// across them in release builds. Exclusivity is still checked statically and in debug builds
+// (the tests); release builds skip the dynamic checks on class-boxed CRDT components.
+let optimized: [SwiftSetting] = [
+    .unsafeFlags(["-cross-module-optimization", "-enforce-exclusivity=unchecked"], .when(configuration: .release))
+]
+
 let package = Package(
     name: "Arcus",
     platforms: [.macOS(.v14)],
@@ -14,13 +21,15 @@ let package = Package(
     ],
     targets: [
         // The document model and its merge rules. Imports nothing of Arcus.
-        .target(name: "ArcusCRDT"),
+        .target(name: "ArcusCRDT", swiftSettings: optimized),
+        // zlib, for compressing large frames (raw deflate).
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // The binary encoding of values, deltas and sync messages.
-        .target(name: "ArcusCodec", dependencies: ["ArcusCRDT"]),
+        .target(name: "ArcusCodec", dependencies: ["ArcusCRDT", "CZlib"], swiftSettings: optimized),
         // Durable storage, collections, DQL, transactions, observers, attachments.
         .target(name: "ArcusStore", dependencies: ["ArcusCRDT"]),
         // Composition of every part; for now the benchmark runners.
-        .target(name: "ArcusAgent", dependencies: ["ArcusCRDT", "ArcusCodec"]),
+        .target(name: "ArcusAgent", dependencies: ["ArcusCRDT", "ArcusCodec"], swiftSettings: optimized),
         .executableTarget(
             name: "arcus",
             dependencies: [
@@ -34,7 +43,11 @@ let package = Package(
         .testTarget(name: "ArcusCRDTTests", dependencies: ["ArcusCRDT"]),
         .testTarget(name: "ArcusCodecTests", dependencies: ["ArcusCodec", "ArcusCRDT"]),
         .testTarget(name: "ArcusStoreTests", dependencies: ["ArcusStore", "ArcusCRDT"]),
-        .testTarget(name: "ArcusAgentTests", dependencies: ["ArcusAgent", "ArcusCodec", "ArcusCRDT"]),
+        .testTarget(
+            name: "ArcusAgentTests",
+            dependencies: ["ArcusAgent", "ArcusCodec", "ArcusCRDT"],
+            resources: [.copy("Fixtures")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,153 @@
+import ArcusCRDT
+
+/// Every message two peers exchange, one per frame.
+public enum SyncMessage: Sendable, Equatable {
+    case hello(Hello)
+    case subscribe(Subscribe)
+    case unsubscribe(subscriptionID: UInt64)
+    case summary(Summary)
+    case deltaBatch(DeltaBatch)
+    case ack(Ack)
+    case attachmentRequest(AttachmentRequest)
+    case attachmentChunk(AttachmentChunk)
+    case error(SyncError)
+
+    public var type: MessageType {
+        switch self {
+        case .hello: return .hello
+        case .subscribe: return .subscribe
+        case .unsubscribe: return .unsubscribe
+        case .summary: return .summary
+        case .deltaBatch: return .deltaBatch
+        case .ack: return .ack
+        case .attachmentRequest: return .attachmentRequest
+        case .attachmentChunk: return .attachmentChunk
+        case .error: return .error
+        }
+    }
+}
+
+public enum MessageType: UInt8, Sendable, CaseIterable {
+    case hello = 1, subscribe, unsubscribe, summary, deltaBatch, ack, attachmentRequest, attachmentChunk, error
+}
+
+/// The first message on a session: who is speaking and what it can do.
+public struct Hello: Sendable, Equatable {
+    /// The speaker's peer identity (its site id or a public key), at most 64 bytes.
+    public var peerID: [UInt8]
+    public var protocolVersion: UInt16
+    public var capabilities: [String]
+    public var name: String
+
+    public init(peerID: [UInt8], protocolVersion: UInt16, capabilities: [String] = [], name: String = "") {
+        self.peerID = peerID
+        self.protocolVersion = protocolVersion
+        self.capabilities = capabilities
+        self.name = name
+    }
+}
+
+/// "Send me the documents this query matches, and their changes, until I unsubscribe."
+public struct Subscribe: Sendable, Equatable {
+    public var subscriptionID: UInt64
+    public var query: String
+    public var arguments: Value
+
+    public init(subscriptionID: UInt64, query: String, arguments: Value = .object([:])) {
+        self.subscriptionID = subscriptionID
+        self.query = query
+        self.arguments = arguments
+    }
+}
+
+/// What the sender has already seen, so the other side sends only what it lacks.
+public struct Summary: Sendable, Equatable {
+    /// The subscription summarised; 0 means the whole store.
+    public var subscriptionID: UInt64
+    public var version: VersionVector
+    /// An optional digest of the matching documents (for cheap "already in sync" checks).
+    public var digest: [UInt8]
+
+    public init(subscriptionID: UInt64 = 0, version: VersionVector, digest: [UInt8] = []) {
+        self.subscriptionID = subscriptionID
+        self.version = version
+        self.digest = digest
+    }
+}
+
+/// One document's delta.
+public struct DocumentDelta: Sendable, Equatable {
+    public var key: DocumentKey
+    public var state: DocumentState
+
+    public init(key: DocumentKey, state: DocumentState) {
+        self.key = key
+        self.state = state
+    }
+}
+
+/// Deltas of many documents.
+public struct DeltaBatch: Sendable, Equatable {
+    public var documents: [DocumentDelta]
+    /// When set, joining the batch brings the receiver to have seen everything this vector
+    /// names (whole-store sync).
+    public var covers: VersionVector?
+    /// The sender's change-log position after this batch, for the receiver to acknowledge.
+    public var position: UInt64?
+    /// When set, `documents` hold whole states and each is sent as its changes since this
+    /// version (`DocumentState.changes(since:)`), without building those deltas in memory;
+    /// documents with no such changes are left out. Decoded batches never set it.
+    public var since: VersionVector?
+
+    public init(documents: [DocumentDelta], covers: VersionVector? = nil, position: UInt64? = nil, since: VersionVector? = nil) {
+        self.documents = documents
+        self.covers = covers
+        self.position = position
+        self.since = since
+    }
+}
+
+public struct Ack: Sendable, Equatable {
+    public var position: UInt64
+
+    public init(position: UInt64) { self.position = position }
+}
+
+/// "Send me bytes of this blob, starting at `offset`."
+public struct AttachmentRequest: Sendable, Equatable {
+    public var hash: [UInt8]
+    public var offset: UInt64
+    /// Most bytes wanted in one chunk.
+    public var chunkSize: UInt32
+
+    public init(hash: [UInt8], offset: UInt64 = 0, chunkSize: UInt32) {
+        self.hash = hash
+        self.offset = offset
+        self.chunkSize = chunkSize
+    }
+}
+
+public struct AttachmentChunk: Sendable, Equatable {
+    public var hash: [UInt8]
+    public var offset: UInt64
+    public var totalLength: UInt64
+    public var bytes: [UInt8]
+
+    public init(hash: [UInt8], offset: UInt64, totalLength: UInt64, bytes: [UInt8]) {
+        self.hash = hash
+        self.offset = offset
+        self.totalLength = totalLength
+        self.bytes = bytes
+    }
+}
+
+/// Why the sender is ending the session or refusing a request.
+public struct SyncError: Sendable, Equatable {
+    public var code: UInt32
+    public var message: String
+
+    public init(code: UInt32, message: String) {
+        self.code = code
+        self.message = message
+    }
+}
