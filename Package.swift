@@ -40,8 +40,10 @@ let package = Package(
         // libFuzzer entry point for the codec's decoders (Tools/fuzz.sh builds it with
         // -sanitize=fuzzer); a plain build gives a tool that replays crash files.
         .executableTarget(name: "ArcusCodecFuzz", dependencies: ["ArcusCodec", "ArcusCRDT"]),
-        .testTarget(name: "ArcusCRDTTests", dependencies: ["ArcusCRDT"]),
-        .testTarget(name: "ArcusCodecTests", dependencies: ["ArcusCodec", "ArcusCRDT"]),
+        // Seeded randomness and random documents, shared by the test targets.
+        .target(name: "ArcusTestSupport", dependencies: ["ArcusCRDT"], path: "Tests/ArcusTestSupport"),
+        .testTarget(name: "ArcusCRDTTests", dependencies: ["ArcusCRDT", "ArcusTestSupport"]),
+        .testTarget(name: "ArcusCodecTests", dependencies: ["ArcusCodec", "ArcusCRDT", "ArcusTestSupport"]),
         .testTarget(name: "ArcusStoreTests", dependencies: ["ArcusStore", "ArcusCRDT"]),
         .testTarget(
             name: "ArcusAgentTests",

@@ -38,6 +38,12 @@ public struct FrameEncoder: Sendable {
     }
 
     static func frame(type: UInt8, payload: [UInt8]) -> [UInt8] {
+        frame(rawTypeByte: type, payload: payload)
+    }
+
+    /// A frame around `payload` as it is, with `rawTypeByte` (message type and compression flag)
+    /// in the first byte: for tests and the fuzzer, which need frames of any content.
+    public static func frame(rawTypeByte type: UInt8, payload: [UInt8]) -> [UInt8] {
         var w = ByteWriter(capacity: payload.count + 10)
         w.write(FrameHeader.currentVersion << 5 | type)
         w.writeVarint(payload.count)

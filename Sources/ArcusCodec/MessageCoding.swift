@@ -49,12 +49,6 @@ extension EncodingContext {
     }
 
     mutating func writeBatch(_ batch: DeltaBatch, to w: inout ByteWriter) {
-        var flags: UInt64 = 0
-        if batch.covers != nil { flags |= 1 }
-        if batch.position != nil { flags |= 2 }
-        w.writeVarint(flags)
-        if let covers = batch.covers { writeVersion(covers, to: &w) }
-        if let position = batch.position { w.writeVarint(position) }
         var order = batch.documents.indices.filter { i in
             batch.since.map { !batch.documents[i].state.version.isCovered(by: $0) } ?? true
         }
@@ -71,9 +65,23 @@ extension EncodingContext {
                 selected.append(contentsOf: scratchCells)
             }
         }
-        writeVocabulary(order.enumerated().lazy.map { k, i in
+        let vocabulary = newFieldNames(order.enumerated().lazy.map { k, i in
             (batch.documents[i].state, batch.since == nil ? batch.documents[i].state.cells[...] : selected[ranges[k]])
-        }, to: &w)
+        })
+        var flags: UInt64 = 0
+        if batch.covers != nil { flags |= 1 }
+        if batch.position != nil { flags |= 2 }
+        if !vocabulary.isEmpty { flags |= 4 }
+        w.writeVarint(flags)
+        if let covers = batch.covers { writeVersion(covers, to: &w) }
+        if let position = batch.position { w.writeVarint(position) }
+        if !vocabulary.isEmpty {
+            w.writeVarint(vocabulary.count)
+            for name in vocabulary {
+                w.writeString(name)
+                if budget.admit(tableCount: fieldNames.count, byteCount: name.utf8.count) { fieldNames.add(name) }
+            }
+        }
         w.writeVarint(order.count)
         for (k, i) in order.enumerated() {
             let delta = batch.documents[i]
@@ -86,9 +94,10 @@ extension EncodingContext {
         }
     }
 
-    /// The field names a batch uses that the session has not interned yet, most used first, so
-    /// the commonest names get the small indices that the compact field forms need.
-    mutating func writeVocabulary(_ documents: some Sequence<(DocumentState, ArraySlice<Cell>)>, to w: inout ByteWriter) {
+    /// The field names a batch uses that the session has not interned yet, most used first: the
+    /// batch announces them up front (its vocabulary), so the commonest names get the small
+    /// indices that the compact field forms need.
+    func newFieldNames(_ documents: some Sequence<(DocumentState, ArraySlice<Cell>)>) -> [String] {
         var uses: [String: Int] = [:]
         for (state, cells) in documents {
             for cell in cells where cell.kind == .field {
@@ -96,12 +105,7 @@ extension EncodingContext {
                 if fieldNames.index(of: name) == nil { uses[name, default: 0] += 1 }
             }
         }
-        let names = uses.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
-        w.writeVarint(names.count)
-        for (name, _) in names {
-            w.writeString(name)
-            if budget.admit(tableCount: fieldNames.count, byteCount: name.utf8.count) { fieldNames.add(name) }
-        }
+        return uses.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.map(\.key)
     }
 
     /// A document's key: one head varint, then what it announces.
@@ -111,6 +115,7 @@ extension EncodingContext {
     ///                     1: a string id that is the previous one's number stepped up
     ///                        (`d00124` after `d00123`: same stem, same digit count)
     ///                     2: any other id, as a value
+    ///                     3: the previous string id again (the next update to one document)
     ///     head bits 3…    kind 0: the shared prefix length (the rest follows, length-prefixed)
     ///                     kind 1: the step minus one
     ///
@@ -126,7 +131,10 @@ extension EncodingContext {
             return
         }
         s.withUTF8 { bytes in
-            if let step = DocumentIDStep.step(from: lastDocumentID, to: bytes) {
+            if bytes.elementsEqual(lastDocumentID) {
+                w.writeVarint(3 << 1 | collectionBit)
+                if newCollection { writeCollection(key.collection, to: &w) }
+            } else if let step = DocumentIDStep.step(from: lastDocumentID, to: bytes) {
                 w.writeVarint((step - 1) << 3 | 1 << 1 | collectionBit)
                 if newCollection { writeCollection(key.collection, to: &w) }
             } else {
@@ -242,10 +250,11 @@ extension DecodingContext {
 
     mutating func readBatch(from r: inout ByteReader) throws(CodecError) -> DeltaBatch {
         let flags = try r.readVarint()
-        guard flags & ~3 == 0 else { throw .invalidValue("unknown delta batch flags \(flags)") }
+        guard flags & ~7 == 0 else { throw .invalidValue("unknown delta batch flags \(flags)") }
         let covers = flags & 1 != 0 ? try readVersion(from: &r) : nil
         let position = flags & 2 != 0 ? try r.readVarint() : nil
-        let vocabulary = try r.readCount("vocabulary", limit: limits.maximumInternedItems)
+        // Bounded by the bytes left: names past the intern budget are announced, just not kept.
+        let vocabulary = flags & 4 != 0 ? try r.readCount("vocabulary", limit: .max) : 0
         for _ in 0..<vocabulary {
             let name = try r.readString(limit: limits.maximumStringLength)
             if budget.admit(tableCount: fieldNames.count, byteCount: name.utf8.count) { fieldNames.add(name) }
@@ -255,6 +264,11 @@ extension DecodingContext {
         documents.reserveCapacity(count)
         for _ in 0..<count {
             let key = try readKey(from: &r)
+            // Writers send keys in strictly increasing order; anything else (a repeat, say) is
+            // not a batch this protocol makes.
+            if let previous = documents.last?.key, !(previous < key) {
+                throw .invalidValue("document \(key) out of order or repeated in a batch")
+            }
             let state = try readDocument(from: &r)
             documents.append(DocumentDelta(key: key, state: state))
         }
@@ -287,7 +301,7 @@ extension DecodingContext {
             guard head >> 3 == 0 else { throw .invalidValue("document key head \(head)") }
             return DocumentKey(collection: collection, id: try readValue(from: &r))
         default:
-            throw .invalidValue("document key kind \(head >> 1 & 3)")
+            guard head >> 3 == 0 else { throw .invalidValue("document key head \(head)") }
         }
         guard let id = String(validating: lastDocumentID, as: UTF8.self) else { throw .invalidUTF8(offset: r.offset) }
         return DocumentKey(collection: collection, id: .string(id))

@@ -1,4 +1,5 @@
 import Testing
+import ArcusTestSupport
 @testable import ArcusCRDT
 
 /// Random mutations on 3–6 replicas of a few documents; deltas are delivered in random order,
@@ -17,54 +18,10 @@ struct ConvergencePropertyTests {
         var delta: DocumentState
     }
 
-    static let names = ["status", "color", "qty", "owner", "zone", "meta", "tags"]
-
-    static func randomValue(_ rng: inout SeededRandom, depth: Int) -> Value {
-        switch Int.random(in: 0..<10, using: &rng) {
-        case 0: return .null
-        case 1: return .bool(Bool.random(using: &rng))
-        case 2, 3: return .int(Int64.random(in: -5...5, using: &rng))
-        case 4: return .double(Double(Int.random(in: -500...500, using: &rng)) / 100)
-        case 5: return .array((0..<Int.random(in: 0...3, using: &rng)).map { _ in .int(Int64.random(in: 0...9, using: &rng)) })
-        case 6 where depth < 3, 7 where depth < 3:
-            var fields: [String: Value] = [:]
-            for _ in 0..<Int.random(in: 0...3, using: &rng) {
-                fields[names.randomElement(using: &rng)!] = randomValue(&rng, depth: depth + 1)
-            }
-            return .object(fields)
-        default: return .string(["red", "blue", "open", "done"].randomElement(using: &rng)!)
-        }
-    }
-
-    static func randomPath(_ rng: inout SeededRandom) -> FieldPath {
-        FieldPath((0..<Int.random(in: 1...3, using: &rng)).map { _ in names.randomElement(using: &rng)! })
-    }
-
     /// One random mutation on one replica; returns the delta.
     static func mutate(_ replica: inout Replica, doc: String, _ rng: inout SeededRandom) -> DocumentState? {
         let stamp = Stamp(time: replica.clock.tick(), site: replica.site)
-        var state = replica.docs[doc] ?? DocumentState()
-        defer { replica.docs[doc] = state }
-        switch Int.random(in: 0..<100, using: &rng) {
-        case 0..<25:
-            var fields: [String: Value] = [:]
-            for _ in 0..<Int.random(in: 1...4, using: &rng) {
-                fields[names.randomElement(using: &rng)!] = randomValue(&rng, depth: 1)
-            }
-            let strategy = WriteStrategy.allCases.randomElement(using: &rng)!
-            let hints = Bool.random(using: &rng) ? TypeHints.objectsAreMaps : TypeHints(objects: .register)
-            return state.upsert(fields, strategy: strategy, at: stamp, hints: hints)
-        case 25..<50: return state.set(randomPath(&rng), to: randomValue(&rng, depth: 1), at: stamp)
-        case 50..<62: return state.unset(randomPath(&rng), at: stamp)
-        case 62..<80:
-            let amount: Number = Bool.random(using: &rng) ? .int(Int64.random(in: -3...5, using: &rng)) : .double(0.5)
-            return state.increment(randomPath(&rng), by: amount, at: stamp)
-        case 80..<85: return state.replaceWithCounter(randomPath(&rng), at: stamp)
-        case 85..<92: return state.remove(at: stamp)
-        default:
-            let token = AttachmentToken(hash: [UInt8](repeating: UInt8.random(in: 0...255, using: &rng), count: 32), length: 10)
-            return state.setAttachment(randomPath(&rng), to: token, at: stamp)
-        }
+        return RandomMutations.mutate(&replica.docs[doc, default: DocumentState()], at: stamp, &rng)
     }
 
     static func deliver(_ message: Message, to replicas: inout [Replica]) {

@@ -2,12 +2,12 @@ import Foundation
 
 /// A small, fast, replayable generator (SplitMix64). Randomised tests print their seed and take
 /// `ARCUS_TEST_SEED` from the environment to replay a failure.
-struct SeededRandom: RandomNumberGenerator {
+public struct SeededRandom: RandomNumberGenerator {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -16,7 +16,7 @@ struct SeededRandom: RandomNumberGenerator {
     }
 
     /// The seeds a randomised test runs: the one in ARCUS_TEST_SEED, or `count` fresh ones.
-    static func seeds(count: Int, test: String) -> [UInt64] {
+    public static func seeds(count: Int, test: String) -> [UInt64] {
         if let text = ProcessInfo.processInfo.environment["ARCUS_TEST_SEED"], let seed = UInt64(text) {
             print("\(test): replaying seed \(seed)")
             return [seed]
