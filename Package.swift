@@ -22,10 +22,10 @@ let package = Package(
     targets: [
         // The document model and its merge rules. Imports nothing of Arcus.
         .target(name: "ArcusCRDT", swiftSettings: optimized),
-        // zlib, for compressing large frames (raw deflate).
-        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // Zstandard, for compressing large frames.
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         // The binary encoding of values, deltas and sync messages.
-        .target(name: "ArcusCodec", dependencies: ["ArcusCRDT", "CZlib"], swiftSettings: optimized),
+        .target(name: "ArcusCodec", dependencies: ["ArcusCRDT", "CZstd"], swiftSettings: optimized),
         // Durable storage, collections, DQL, transactions, observers, attachments.
         .target(name: "ArcusStore", dependencies: ["ArcusCRDT"]),
         // Composition of every part; for now the benchmark runners.

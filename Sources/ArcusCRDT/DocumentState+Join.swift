@@ -10,6 +10,9 @@ extension DocumentState {
             let version = self.version
             self = other
             self.version = version
+            // A decoded delta may share its tables with a whole batch: keep only ours.
+            compactIfWasteful()
+            compactNamesIfWasteful()
             return
         }
         if joinInPlace(other) { return }
@@ -32,13 +35,31 @@ extension DocumentState {
     /// without rebuilding the layout. Returns false, changing nothing, when `other` has a cell
     /// with no counterpart here.
     private mutating func joinInPlace(_ other: DocumentState) -> Bool {
-        var targets: [Int] = []
-        targets.reserveCapacity(other.cells.count)
-        guard Self.match(other.cells, 0..<other.cells.count, other.names, into: cells, 0..<cells.count, names, &targets) else {
-            return false
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: other.cells.count) { buffer in
+            var targets = TargetList(buffer)
+            guard Self.match(other.cells, 0..<other.cells.count, other.names, into: cells, 0..<cells.count, names, &targets) else {
+                return false
+            }
+            apply(other, targets.filled)
+            return true
         }
+    }
+
+    /// Counterpart indices found by `match`, in a buffer that lives on the stack.
+    private struct TargetList {
+        let buffer: UnsafeMutableBufferPointer<Int>
+        var count = 0
+        init(_ buffer: UnsafeMutableBufferPointer<Int>) { self.buffer = buffer }
+        mutating func append(_ index: Int) {
+            buffer[count] = index
+            count += 1
+        }
+        var filled: UnsafeMutableBufferPointer<Int>.SubSequence { buffer[0..<count] }
+    }
+
+    private mutating func apply(_ other: DocumentState, _ targets: UnsafeMutableBufferPointer<Int>.SubSequence) {
         var removedPayload = false
-        for (k, target) in targets.enumerated() where target >= 0 {
+        for (k, target) in zip(0..., targets) where target >= 0 {
             var incoming = other.cells[k]
             let current = cells[target]
             let wins: Bool
@@ -62,14 +83,13 @@ extension DocumentState {
             cells[target] = incoming
         }
         compactIfWasteful(force: removedPayload)
-        return true
     }
 
     /// For each cell of `b` in `br` (a map), the index of its counterpart in `a` (or -1 for
     /// field cells); false when one has none.
     private static func match(
         _ b: [Cell], _ br: Range<Int>, _ bNames: [String],
-        into a: [Cell], _ ar: Range<Int>, _ aNames: [String], _ targets: inout [Int]
+        into a: [Cell], _ ar: Range<Int>, _ aNames: [String], _ targets: inout TargetList
     ) -> Bool {
         var i = ar.lowerBound, j = br.lowerBound
         if j < br.upperBound, b[j].kind == .marker {
@@ -116,14 +136,34 @@ extension DocumentState {
         return x.event < y.event
     }
 
+    /// Drops names no field cell uses (left by adopting a batch's shared table).
+    mutating func compactNamesIfWasteful() {
+        guard names.count > cells.count + 8 else { return }
+        var compact: [String] = []
+        var map: [UInt32: UInt32] = [:]
+        for i in cells.indices where cells[i].kind == .field {
+            let old = cells[i].index
+            if let new = map[old] {
+                cells[i].index = new
+            } else {
+                compact.append(names[Int(old)])
+                map[old] = UInt32(compact.count - 1)
+                cells[i].index = UInt32(compact.count - 1)
+            }
+        }
+        names = compact
+    }
+
     /// Overwritten payloads stay in the side tables until more than half of them is garbage; a
     /// removal (`force`) drops them at once, so a removed value is not kept even in memory.
     mutating func compactIfWasteful(force: Bool = false) {
+        // At most one value per cell is referenced: below this, nothing to count.
+        guard force || values.count > 2 * cells.count + 16 else { return }
         var referenced = 0
         for cell in cells where cell.kind == .contribution || cell.kind == .baseline || (cell.kind == .register && cell.flag == .value) {
             referenced += 1
         }
-        if force {
+        if force && !attachments.isEmpty {
             var compactAttachments: [AttachmentToken] = []
             for i in cells.indices where cells[i].kind == .register && cells[i].flag == .attachment {
                 compactAttachments.append(attachments[Int(cells[i].index)])

@@ -16,6 +16,13 @@ extension DocumentState {
         at stamp: Stamp,
         hints: TypeHints = .objectsAreMaps
     ) -> DocumentState? {
+        if strategy == .merge, let delta = fastWriteRegisters(fields.map { ([$0.key], $0.value) }, mergingObjects: true, stamp: stamp, hints: hints) {
+            return delta
+        }
+        return generalUpsert(fields, strategy: strategy, at: stamp, hints: hints)
+    }
+
+    mutating func generalUpsert(_ fields: [String: Value], strategy: WriteStrategy, at stamp: Stamp, hints: TypeHints) -> DocumentState? {
         var context = MutationContext(stamp: WriteStamp(stamp), hints: hints)
         switch strategy {
         case .merge: break
@@ -41,6 +48,13 @@ extension DocumentState {
     /// intermediate fields become maps.
     @discardableResult
     public mutating func set(_ path: FieldPath, to value: Value, at stamp: Stamp, hints: TypeHints = .objectsAreMaps) -> DocumentState? {
+        if !path.isRoot, let delta = fastWriteRegisters([(path.components, value)], mergingObjects: false, stamp: stamp, hints: hints) {
+            return delta
+        }
+        return generalSet(path, to: value, at: stamp, hints: hints)
+    }
+
+    mutating func generalSet(_ path: FieldPath, to value: Value, at stamp: Stamp, hints: TypeHints) -> DocumentState? {
         let context = MutationContext(stamp: WriteStamp(stamp), hints: hints)
         return mutate(at: path, context) { current in
             context.write(value, over: current, at: path, replacing: true)
@@ -69,6 +83,11 @@ extension DocumentState {
     /// replaced by a counter starting at zero.
     @discardableResult
     public mutating func increment(_ path: FieldPath, by amount: Number, at stamp: Stamp) -> DocumentState? {
+        if let delta = fastIncrement(path, by: amount, at: stamp) { return delta }
+        return generalIncrement(path, by: amount, at: stamp)
+    }
+
+    mutating func generalIncrement(_ path: FieldPath, by amount: Number, at stamp: Stamp) -> DocumentState? {
         let context = MutationContext(stamp: WriteStamp(stamp), hints: .objectsAreMaps)
         return mutate(at: path, context) { current in
             context.increment(current, by: amount, replacing: current?.visibleComponent?.component != .counter)

@@ -90,11 +90,12 @@ struct StampTable {
     var extra: [Stamp] = []
 
     /// `knowledge` is the state's version, less what `since` covers.
-    init(_ cells: [Cell], knowledge: VersionVector, since: VersionVector?, scratch distinct: inout [Stamp]) {
+    init(_ cells: [Cell], _ range: Range<Int>, knowledge: VersionVector, since: VersionVector?, scratch distinct: inout [Stamp]) {
         // A document's cells share a few stamps: collect the distinct ones by a short scan,
         // then sort that short list.
         distinct.removeAll(keepingCapacity: true)
-        for cell in cells where cell.kind != .field {
+        for i in range where cells[i].kind != .field {
+            let cell = cells[i]
             Self.insert(cell.order, into: &distinct)
             if cell.event != cell.order { Self.insert(cell.event, into: &distinct) }
         }
@@ -104,7 +105,7 @@ struct StampTable {
             let known = Stamp(time: element.time, site: element.site)
             if let since, since.contains(known) { continue }
             var implied = false
-            for cell in cells where cell.kind != .field && cell.event.site == known.site && cell.event.time >= known.time {
+            for i in range where cells[i].kind != .field && cells[i].event.site == known.site && cells[i].event.time >= known.time {
                 implied = true
                 break
             }
@@ -157,13 +158,14 @@ extension EncodingContext {
             swap(&cells, &scratchCells)
         }
         defer { if since != nil { swap(&cells, &scratchCells) } }
-        writeDocument(state, cells: cells, since: since, to: &w)
+        writeDocument(state, cells: cells, range: 0..<cells.count, since: since, to: &w)
     }
 
-    /// Writes the document made of `cells` (all of `state`'s, or a selection of them).
-    mutating func writeDocument(_ state: DocumentState, cells: [Cell], since: VersionVector?, to w: inout ByteWriter) {
-        let table = StampTable(cells, knowledge: state.version, since: since, scratch: &scratchStamps)
-        let root = Self.mapHeader(cells, 0..<cells.count)
+    /// Writes the document made of `cells[range]` (all of `state`'s cells, or a selection of
+    /// them sitting in a larger array).
+    mutating func writeDocument(_ state: DocumentState, cells: [Cell], range: Range<Int>, since: VersionVector?, to w: inout ByteWriter) {
+        let table = StampTable(cells, range, knowledge: state.version, since: since, scratch: &scratchStamps)
+        let root = Self.mapHeader(cells, range)
         var head = UInt64(root.count) << 5 | root.markerKind << 3 | UInt64(min(table.stamps.count, 3)) << 1
         if !table.extra.isEmpty { head |= 1 }
         w.writeVarint(head)
@@ -173,7 +175,7 @@ extension EncodingContext {
             w.writeVarint(table.extra.count)
             for stamp in table.extra { w.writeVarint(table.index(stamp)) }
         }
-        writeMapBody(cells, 0..<cells.count, root, state, table, to: &w)
+        writeMapBody(cells, range, root, state, table, to: &w)
     }
 
     /// A map's field count and marker kind (0 none, 1 present, 2 present with its own event,
@@ -330,14 +332,33 @@ extension EncodingContext {
     }
 }
 
-/// Builds a document's flat layout while decoding, checking the layout's rules as it goes.
+/// Builds documents' flat layouts while decoding, checking the layout's rules as it goes. The
+/// tables (names, values, attachments) may be shared by all the documents of a batch, which
+/// saves each document its own; `cells`, `stamps` and `version` are per document.
 struct DocumentDecoding {
-    let stamps: [Stamp]
+    var stamps: [Stamp] = []
     var cells: [Cell] = []
+    var version = VersionVector()
     var names: [String] = []
     var values: [Value] = []
     var attachments: [AttachmentToken] = []
-    var version = VersionVector()
+    /// Session field-name index → index in `names`, so each name is copied once per batch.
+    var nameIndexBySession: [UInt32] = []
+
+    mutating func nameIndex(_ name: String, session: Int?) -> UInt32 {
+        guard let session else {
+            names.append(name)
+            return UInt32(names.count - 1)
+        }
+        if session >= nameIndexBySession.count {
+            nameIndexBySession.append(contentsOf: repeatElement(.max, count: session + 1 - nameIndexBySession.count))
+        }
+        if nameIndexBySession[session] == .max {
+            names.append(name)
+            nameIndexBySession[session] = UInt32(names.count - 1)
+        }
+        return nameIndexBySession[session]
+    }
 
     @inline(__always)
     func stamp(_ index: UInt64) throws(CodecError) -> Stamp {
@@ -348,6 +369,14 @@ struct DocumentDecoding {
 
 extension DecodingContext {
     public mutating func readDocument(from r: inout ByteReader) throws(CodecError) -> DocumentState {
+        var doc = DocumentDecoding()
+        try readDocument(from: &r, into: &doc)
+        return DocumentState(validatedCells: doc.cells, names: doc.names, values: doc.values, attachments: doc.attachments, version: doc.version)
+    }
+
+    /// Reads one document into `doc`'s cells, stamps and version (replacing them), adding to
+    /// its tables.
+    mutating func readDocument(from r: inout ByteReader, into doc: inout DocumentDecoding) throws(CodecError) {
         let head = try r.readVarint()
         var count = (head >> 1) & 3
         if count == 3 {
@@ -357,16 +386,16 @@ extension DecodingContext {
         }
         let bound = UInt64(min(limits.maximumInternedItems, r.remaining))
         guard count <= bound else { throw .limitExceeded(what: "document stamps", value: count, limit: bound) }
-        var stamps: [Stamp] = []
-        stamps.reserveCapacity(Int(count))
-        for _ in 0..<count { stamps.append(try readStamp(from: &r)) }
-        var doc = DocumentDecoding(stamps: stamps)
+        doc.stamps.removeAll(keepingCapacity: true)
+        doc.cells = []
+        doc.cells.reserveCapacity(16)
+        doc.version = VersionVector()
+        for _ in 0..<count { doc.stamps.append(try readStamp(from: &r)) }
         if head & 1 != 0 {
-            let known = try r.readCount("document knowledge", limit: stamps.count)
+            let known = try r.readCount("document knowledge", limit: doc.stamps.count)
             for _ in 0..<known { doc.version.observe(try doc.stamp(try r.readVarint())) }
         }
         _ = try readMapBody(from: &r, header: head >> 3, depth: 0, into: &doc)
-        return DocumentState(validatedCells: doc.cells, names: doc.names, values: doc.values, attachments: doc.attachments, version: doc.version)
     }
 
     /// Reads one map; returns how many cells it added.
@@ -395,10 +424,12 @@ extension DecodingContext {
         for _ in 0..<fieldCount {
             let first = try r.readByte()
             let name: String
+            var sessionIndex: Int?
             if first >= FieldEntry.compactCounter {
                 let index = first >= FieldEntry.compactValue ? (first >> 2) & 31 : (first >= FieldEntry.compactRemoved ? (first >> 2) & 15 : first & 31)
                 guard Int(index) < fieldNames.count else { throw .badReference(what: "field name", index: UInt64(index)) }
                 name = fieldNames.items[Int(index)]
+                sessionIndex = Int(index)
             } else {
                 var index = UInt64(first)
                 if first == 31 {
@@ -408,17 +439,20 @@ extension DecodingContext {
                 }
                 if let known = try fieldNames.resolve(index, what: "field name") {
                     name = known
+                    sessionIndex = Int(index)
                 } else {
                     name = try r.readString(limit: limits.maximumStringLength)
-                    if budget.admit(tableCount: fieldNames.count, byteCount: name.utf8.count) { fieldNames.add(name) }
+                    if budget.admit(tableCount: fieldNames.count, byteCount: name.utf8.count) {
+                        fieldNames.add(name)
+                        sessionIndex = fieldNames.count - 1
+                    }
                 }
             }
             if let previous, !(previous < name) {
                 throw .invalidValue("field \"\(name)\" is out of order or appears twice in one map")
             }
             previous = name
-            doc.names.append(name)
-            doc.cells.append(.field(depth: level, name: UInt32(doc.names.count - 1)))
+            doc.cells.append(.field(depth: level, name: doc.nameIndex(name, session: sessionIndex)))
             if first >= FieldEntry.compactValue {
                 let order = try doc.stamp(UInt64(first & 3))
                 doc.values.append(try readValue(from: &r, depth: depth + 1))

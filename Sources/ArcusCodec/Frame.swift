@@ -2,11 +2,11 @@
 ///
 ///     byte 0      version (3 bits) << 5 | compressed (1 bit) << 4 | message type (4 bits)
 ///     varint      payload length
-///     payload     when compressed: varint of the inflated length, then raw deflate
+///     payload     when compressed: varint of the expanded length, then a Zstandard frame
 ///     4 bytes     CRC-32C of everything before it, little-endian
 ///
 /// Six bytes of overhead for a payload under 128 bytes. Payloads of `compressionThreshold`
-/// bytes or more are deflated when that makes them smaller.
+/// bytes or more are compressed when that makes them smaller.
 public enum FrameHeader {
     public static let currentVersion: UInt8 = 1
     /// Overhead beyond the payload, for payloads under 128 bytes.
@@ -26,10 +26,10 @@ public struct FrameEncoder: Sendable {
         var payload = ByteWriter(capacity: 64)
         context.writePayload(message, to: &payload)
         let bytes = payload.take()
-        if bytes.count >= FrameHeader.compressionThreshold, let deflated = Deflate.compress(bytes) {
-            var compressed = ByteWriter(capacity: deflated.count + 4)
+        if bytes.count >= FrameHeader.compressionThreshold, let packed = Compression.compress(bytes) {
+            var compressed = ByteWriter(capacity: packed.count + 4)
             compressed.writeVarint(bytes.count)
-            compressed.write(contentsOf: deflated)
+            compressed.write(contentsOf: packed)
             if compressed.count < bytes.count {
                 return Self.frame(type: message.type.rawValue | FrameHeader.compressedFlag, payload: compressed.take())
             }
@@ -83,8 +83,8 @@ public struct FrameDecoder: Sendable {
             // Bounded by the frame limit, not by the compressed bytes: that is the point.
             let length = try payload.readVarint()
             let limit = UInt64(context.limits.maximumFrameLength)
-            guard length <= limit else { throw .limitExceeded(what: "inflated payload length", value: length, limit: limit) }
-            let inflated = try Deflate.decompress(frame[payload.offset..<crcOffset], length: Int(length))
+            guard length <= limit else { throw .limitExceeded(what: "expanded payload length", value: length, limit: limit) }
+            let inflated = try Compression.decompress(frame[payload.offset..<crcOffset], length: Int(length))
             payload = ByteReader(inflated)
         }
         let message = try context.readPayload(type, from: &payload)

@@ -52,8 +52,10 @@ extension EncodingContext {
         var order = batch.documents.indices.filter { i in
             batch.since.map { !batch.documents[i].state.version.isCovered(by: $0) } ?? true
         }
-        // Sorted by key, so consecutive ids share prefixes.
-        order.sort { batch.documents[$0].key < batch.documents[$1].key }
+        // Sorted by key, so consecutive ids share prefixes (and receivers can check order).
+        // Senders that list documents in key order already skip the sort.
+        let sorted = zip(order, order.dropFirst()).allSatisfy { batch.documents[$0].key < batch.documents[$1].key }
+        if !sorted { order.sort { batch.documents[$0].key < batch.documents[$1].key } }
         // What each document sends, selected once for the vocabulary and the writing.
         var selected: [Cell] = []
         var ranges: [Range<Int>] = []
@@ -84,12 +86,11 @@ extension EncodingContext {
         }
         w.writeVarint(order.count)
         for (k, i) in order.enumerated() {
-            let delta = batch.documents[i]
-            writeKey(delta.key, to: &w)
+            writeKey(batch.documents[i].key, to: &w)
             if batch.since == nil {
-                writeDocument(delta.state, cells: delta.state.cells, since: nil, to: &w)
+                writeDocument(batch.documents[i].state, cells: batch.documents[i].state.cells, range: batch.documents[i].state.cells.indices, since: nil, to: &w)
             } else {
-                writeDocument(delta.state, cells: Array(selected[ranges[k]]), since: batch.since, to: &w)
+                writeDocument(batch.documents[i].state, cells: selected, range: ranges[k], since: batch.since, to: &w)
             }
         }
     }
@@ -260,17 +261,23 @@ extension DecodingContext {
             if budget.admit(tableCount: fieldNames.count, byteCount: name.utf8.count) { fieldNames.add(name) }
         }
         let count = try r.readCount("documents in a batch", limit: limits.maximumDocumentsPerBatch, minimumItemSize: 3)
-        var documents: [DocumentDelta] = []
-        documents.reserveCapacity(count)
+        // The documents share one set of tables; each gets its cells and version.
+        var doc = DocumentDecoding()
+        var parts: [(key: DocumentKey, cells: [Cell], version: VersionVector)] = []
+        parts.reserveCapacity(count)
         for _ in 0..<count {
             let key = try readKey(from: &r)
             // Writers send keys in strictly increasing order; anything else (a repeat, say) is
             // not a batch this protocol makes.
-            if let previous = documents.last?.key, !(previous < key) {
+            if let previous = parts.last?.key, !(previous < key) {
                 throw .invalidValue("document \(key) out of order or repeated in a batch")
             }
-            let state = try readDocument(from: &r)
-            documents.append(DocumentDelta(key: key, state: state))
+            try readDocument(from: &r, into: &doc)
+            parts.append((key, doc.cells, doc.version))
+        }
+        let documents = parts.map { part in
+            DocumentDelta(key: part.key, state: DocumentState(
+                validatedCells: part.cells, names: doc.names, values: doc.values, attachments: doc.attachments, version: part.version))
         }
         return DeltaBatch(documents: documents, covers: covers, position: position)
     }

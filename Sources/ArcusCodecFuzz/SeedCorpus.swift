@@ -23,7 +23,7 @@ enum SeedCorpus {
         removed.remove(at: stamp(b))
         let version = VersionVector([a: Timestamp(milliseconds: time - 6), b: Timestamp(milliseconds: time)])
         let messages: [SyncMessage] = [
-            .hello(Hello(peerID: Array(repeating: 1, count: 16), protocolVersion: 1, capabilities: ["deflate"], name: "pi-1")),
+            .hello(Hello(peerID: Array(repeating: 1, count: 16), protocolVersion: 1, capabilities: ["zstd"], name: "pi-1")),
             .subscribe(Subscribe(subscriptionID: 1, query: "SELECT * FROM orders WHERE status != :s", arguments: ["s": "FILLED"])),
             .unsubscribe(subscriptionID: 1),
             .summary(Summary(subscriptionID: 1, version: version, digest: [9, 9])),
@@ -39,7 +39,7 @@ enum SeedCorpus {
         ]
         var encoder = FrameEncoder()
         var frames = messages.map { encoder.encode($0) }
-        // A large batch, which goes out deflated.
+        // A large batch, which goes out compressed.
         let many = (0..<40).map { i in DocumentDelta(key: DocumentKey("orders", "d\(10000 + i)"), state: doc) }
         var fresh = FrameEncoder()
         frames.append(fresh.encode(.deltaBatch(DeltaBatch(documents: many))))

@@ -5,7 +5,7 @@ import Testing
 @Suite("Frames")
 struct FrameTests {
     static let messages: [SyncMessage] = [
-        .hello(Hello(peerID: [1, 2, 3], protocolVersion: 1, capabilities: ["deflate", "attachments"], name: "cabin-7")),
+        .hello(Hello(peerID: [1, 2, 3], protocolVersion: 1, capabilities: ["zstd", "attachments"], name: "cabin-7")),
         .subscribe(Subscribe(subscriptionID: 9, query: "SELECT * FROM orders WHERE status != :s", arguments: ["s": "FILLED"])),
         .unsubscribe(subscriptionID: 9),
         .summary(Summary(subscriptionID: 0, version: VersionVector([SiteID(5): Timestamp(milliseconds: 77, logical: 3)]), digest: [1])),
@@ -63,7 +63,7 @@ struct FrameTests {
         #expect(try decoder.decode(FrameEncoder.frame(rawTypeByte: 0x0E, payload: [1, 2, 3])) == nil)
     }
 
-    @Test("large payloads are deflated and come back intact")
+    @Test("large payloads are compressed and come back intact")
     func compression() throws {
         let big = SyncMessage.attachmentChunk(AttachmentChunk(hash: [1], offset: 0, totalLength: 4000, bytes: [UInt8](repeating: 42, count: 4000)))
         var encoder = FrameEncoder()
@@ -74,7 +74,7 @@ struct FrameTests {
         #expect(try decoder.decode(frame) == big)
     }
 
-    @Test("a compressed payload that claims more than the frame limit is refused before inflating")
+    @Test("a compressed payload that claims more than the frame limit is refused before expanding")
     func inflateBomb() throws {
         var payload = ByteWriter()
         payload.writeVarint(UInt64(CodecLimits.standard.maximumFrameLength) + 1)
@@ -82,10 +82,10 @@ struct FrameTests {
         let frame = FrameEncoder.frame(rawTypeByte: MessageType.ack.rawValue | FrameHeader.compressedFlag, payload: payload.bytes)
         var decoder = FrameDecoder()
         #expect(throws: CodecError.self) { try decoder.decode(frame) }
-        // And one that inflates to more than it declared.
+        // And one that expands to more than it declared.
         var liar = ByteWriter()
         liar.writeVarint(10)
-        liar.write(contentsOf: Deflate.compress([UInt8](repeating: 0, count: 1000))!)
+        liar.write(contentsOf: Compression.compress([UInt8](repeating: 0, count: 1000))!)
         var second = FrameDecoder()
         #expect(throws: CodecError.self) {
             try second.decode(FrameEncoder.frame(rawTypeByte: MessageType.ack.rawValue | FrameHeader.compressedFlag, payload: liar.bytes))

@@ -1,0 +1,124 @@
+import ArcusCRDT
+import ArcusCodec
+
+/// One replica of a trace replay, in memory: its documents, what it has seen, and a per-site
+/// log of which documents each event touched, so "what changed since this version" reads only
+/// the tail of the log instead of every document.
+final class TraceReplica {
+    let site: SiteID
+    var clock: HybridLogicalClock
+    private(set) var keys: [DocumentKey] = []
+    private(set) var states: [DocumentState] = []
+    private var index: [DocumentKey: Int] = [:]
+    /// Each document's position among all keys in key order, so batches list documents in the
+    /// order the codec sends them without sorting keys again and again.
+    private var rank: [Int] = []
+    private var keysInOrder: [DocumentKey] = []
+    private var rankIsStale = false
+    /// Everything this replica has seen, per site.
+    private(set) var version = VersionVector()
+    /// Per site (a handful, so an array): (event time, document index), in time order.
+    private var log: [(site: SiteID, entries: [(time: Timestamp, document: Int)])] = []
+
+    private func logIndex(_ site: SiteID) -> Int {
+        if let i = log.firstIndex(where: { $0.site == site }) { return i }
+        log.append((site, []))
+        return log.count - 1
+    }
+
+    init(site: SiteID, clock: HybridLogicalClock = HybridLogicalClock()) {
+        self.site = site
+        self.clock = clock
+    }
+
+    var documentCount: Int { states.count }
+
+    private func slot(for key: DocumentKey) -> Int {
+        if let i = index[key] { return i }
+        let i = states.count
+        keys.append(key)
+        states.append(DocumentState())
+        index[key] = i
+        var low = 0, high = keysInOrder.count
+        while low < high {
+            let mid = (low + high) / 2
+            if keysInOrder[mid] < key { low = mid + 1 } else { high = mid }
+        }
+        keysInOrder.insert(key, at: low)
+        rankIsStale = true
+        return i
+    }
+
+    /// Applies one local write through the CRDT's delta-mutators.
+    func apply(_ key: DocumentKey, _ mutation: (inout DocumentState, Stamp) -> DocumentState?) {
+        let i = slot(for: key)
+        let stamp = Stamp(time: clock.tick(), site: site)
+        guard mutation(&states[i], stamp) != nil else { return }
+        version.observe(stamp)
+        log[logIndex(site)].entries.append((stamp.time, i))
+    }
+
+    /// Every document with events that `known` does not cover, as a batch that sends only those.
+    func changes(since known: VersionVector) -> DeltaBatch {
+        var touched = Set<Int>()
+        for (site, entries) in log {
+            let seen = known[site]
+            guard let seen else {
+                for entry in entries { touched.insert(entry.document) }
+                continue
+            }
+            // Binary search for the first event after what `known` has seen.
+            var low = 0, high = entries.count
+            while low < high {
+                let mid = (low + high) / 2
+                if entries[mid].time <= seen { low = mid + 1 } else { high = mid }
+            }
+            for entry in entries[low...] { touched.insert(entry.document) }
+        }
+        if rankIsStale {
+            rank = Array(repeating: 0, count: keys.count)
+            for (position, k) in keysInOrder.enumerated() { rank[index[k]!] = position }
+            rankIsStale = false
+        }
+        let documents = touched.sorted { rank[$0] < rank[$1] }.map { DocumentDelta(key: keys[$0], state: states[$0]) }
+        return DeltaBatch(documents: documents, covers: version, since: known)
+    }
+
+    /// Joins a batch received from another replica.
+    func receive(_ batch: DeltaBatch) {
+        var newEvents: [(Stamp, Int)] = []
+        // Indexing instead of `for delta in`: a bound copy of each delta retains all its tables.
+        for k in batch.documents.indices {
+            let i = slot(for: batch.documents[k].key)
+            for cell in batch.documents[k].state.cells where cell.kind != .field && !version.contains(cell.event) {
+                newEvents.append((cell.event, i))
+            }
+            states[i].join(batch.documents[k].state)
+        }
+        // Events of one site arrive after everything already logged for it, so appending them
+        // in time order keeps each site's log sorted.
+        newEvents.sort { $0.0 < $1.0 }
+        for (event, i) in newEvents { log[logIndex(event.site)].entries.append((event.time, i)) }
+        for (event, _) in newEvents { version.observe(event) }
+        if let covers = batch.covers { version.formUnion(covers) }
+        clock.observe(version.maxTime)
+    }
+
+    /// Every document's full state: what a fresh peer needs.
+    func snapshot() -> DeltaBatch {
+        DeltaBatch(documents: states.indices.map { DocumentDelta(key: keys[$0], state: states[$0]) }, covers: version)
+    }
+
+    /// The live documents as `{collection: {id: fields}}`, the shape the anchor runners print.
+    func stateJSON(collections: [String]) -> Value {
+        var byCollection: [String: [String: Value]] = [:]
+        for name in collections { byCollection[name] = [:] }
+        for (i, state) in states.enumerated() {
+            guard let value = state.value else { continue }
+            byCollection[keys[i].collection, default: [:]][keys[i].idText] = value
+        }
+        return .object(byCollection.mapValues { .object($0) })
+    }
+
+    func state(of key: DocumentKey) -> DocumentState? { index[key].map { states[$0] } }
+}

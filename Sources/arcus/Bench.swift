@@ -1,0 +1,50 @@
+import ArcusAgent
+import ArgumentParser
+
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Measure Arcus and print figures, one JSON line per run.",
+        subcommands: [BenchTrace.self]
+    )
+}
+
+struct BenchTrace: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trace",
+        abstract: "Replay a workload trace and print the figures of shared/bench/TRACE.md.",
+        discussion: """
+            Generate a trace with `python3 ../shared/bench/gen_trace.py --profile fleet --seed 1 > fleet.jsonl`, \
+            replay it with `arcus bench trace fleet.jsonl`, and compare with the anchors \
+            (`python3 ../shared/bench/anchors.py fleet.jsonl`) in the same run. \
+            Tools/bench-vs-anchors.sh does all three and prints the side-by-side table.
+            """
+    )
+
+    enum Store: String, ExpressibleByArgument, CaseIterable {
+        case memory
+    }
+
+    @Argument(help: "A trace file in the JSON Lines format of shared/bench/TRACE.md.")
+    var file: String
+
+    @Option(help: "Where replicas keep their documents: \(Store.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var store: Store = .memory
+
+    @Flag(help: "Print no progress on standard error.")
+    var quiet = false
+
+    func run() async throws {
+        let trace: Trace
+        do {
+            trace = try Trace(contentsOf: file)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        let progress: ((Double) -> Void)? = quiet ? nil : { share in
+            Terminal.progress("replaying \(trace.operations.count) operations", share: share)
+        }
+        let figures = try TraceBench(trace: trace).run(progress: progress)
+        if !quiet { Terminal.clearProgress() }
+        print(figures.jsonLine)
+    }
+}

@@ -1,0 +1,26 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Progress lines on standard error, redrawn in place when it is a terminal.
+enum Terminal {
+    static let isInteractive = isatty(STDERR_FILENO) != 0
+
+    static func progress(_ what: String, share: Double) {
+        let percent = Int((share * 100).rounded())
+        if isInteractive {
+            writeError("\r\(what): \(percent)%\u{1B}[K")
+        } else if percent % 25 == 0 {
+            writeError("\(what): \(percent)%\n")
+        }
+    }
+
+    static func clearProgress() {
+        if isInteractive { writeError("\r\u{1B}[K") }
+    }
+
+    static func writeError(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in _ = write(STDERR_FILENO, bytes.baseAddress, bytes.count) }
+    }
+}
