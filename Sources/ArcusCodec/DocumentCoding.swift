@@ -49,36 +49,39 @@ extension DocumentState {
     func selectCells(since: VersionVector, into selected: inout [Cell], open: inout [OpenField]) {
         selected.removeAll(keepingCapacity: true)
         open.removeAll(keepingCapacity: true)
-        for cell in cells {
-            if cell.kind == .field {
-                Self.close(deeperThan: Int(cell.depth) - 1, &open, &selected)
-                open.append(OpenField(position: selected.count, depth: cell.depth, kept: false))
-                selected.append(cell)
-            } else if !since.contains(cell.event) {
-                var k = open.count - 1
-                while k >= 0 && !open[k].kept {
-                    open[k].kept = true
-                    k -= 1
+        // A version vector has a handful of entries: scan them as plain integers.
+        let known = since.elements
+        cells.withUnsafeBufferPointer { cells in
+            for i in cells.indices {
+                let cell = cells[i]
+                if cell.kind == .field {
+                    while let top = open.last, top.depth >= cell.depth { open.removeLast() }
+                    open.append(OpenField(index: i, depth: cell.depth, written: false))
+                    continue
+                }
+                var covered = false
+                for element in known where element.site == cell.event.site {
+                    covered = cell.event.time <= element.time
+                    break
+                }
+                if covered { continue }
+                // Selected: first the open fields above it that are not written yet, outermost first.
+                var first = open.count
+                while first > 0 && !open[first - 1].written { first -= 1 }
+                for k in first..<open.count {
+                    selected.append(cells[open[k].index])
+                    open[k].written = true
                 }
                 selected.append(cell)
             }
         }
-        Self.close(deeperThan: -1, &open, &selected)
     }
 
-    /// A field whose subtree `selectCells` is still reading.
+    /// A field whose subtree `selectCells` is reading; written out once a cell under it is selected.
     struct OpenField {
-        var position: Int
+        var index: Int
         var depth: UInt8
-        /// Whether anything under it was selected; a field with nothing selected is dropped.
-        var kept: Bool
-    }
-
-    private static func close(deeperThan depth: Int, _ open: inout [OpenField], _ selected: inout [Cell]) {
-        while let top = open.last, Int(top.depth) > depth {
-            open.removeLast()
-            if !top.kept { selected.removeSubrange(top.position...) }
-        }
+        var written: Bool
     }
 }
 

@@ -1,5 +1,6 @@
 import ArcusCRDT
 import ArcusCodec
+import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -100,6 +101,10 @@ public struct TraceBench {
         fresh.receive(batch)
         figures.snapshotDecodeSeconds = monotonicSeconds() - decodeStart
 
+        if ProcessInfo.processInfo.environment["ARCUS_BENCH_SIZES"] != nil {
+            let sizes = replicas[0].states.map(\.cells.count).sorted()
+            print("cells per document: mean \(sizes.reduce(0, +) / max(sizes.count, 1)) median \(sizes[sizes.count / 2]) p90 \(sizes[sizes.count * 9 / 10]) max \(sizes.last ?? 0)")
+        }
         let reference = replicas[0].stateJSON(collections: trace.header.collections).jsonString
         figures.stateJSONBytes = reference.utf8.count
         let statesAgree = replicas.dropFirst().allSatisfy { replica in

@@ -20,6 +20,7 @@ final class TraceReplica {
     /// Per site (a handful, so an array): (event time, document index), in time order.
     private var log: [(site: SiteID, entries: [(time: Timestamp, document: Int)])] = []
 
+    @inline(__always)
     private func logIndex(_ site: SiteID) -> Int {
         if let i = log.firstIndex(where: { $0.site == site }) { return i }
         log.append((site, []))
@@ -86,20 +87,26 @@ final class TraceReplica {
 
     /// Joins a batch received from another replica.
     func receive(_ batch: DeltaBatch) {
-        var newEvents: [(Stamp, Int)] = []
+        let known = version
+        var touched: [Int] = []
         // Indexing instead of `for delta in`: a bound copy of each delta retains all its tables.
         for k in batch.documents.indices {
             let i = slot(for: batch.documents[k].key)
-            for cell in batch.documents[k].state.cells where cell.kind != .field && !version.contains(cell.event) {
-                newEvents.append((cell.event, i))
+            for cell in batch.documents[k].state.cells where cell.kind != .field && !known.contains(cell.event) {
+                let site = logIndex(cell.event.site)
+                log[site].entries.append((cell.event.time, i))
+                if !touched.contains(site) { touched.append(site) }
+                version.observe(cell.event)
             }
             states[i].join(batch.documents[k].state)
         }
-        // Events of one site arrive after everything already logged for it, so appending them
-        // in time order keeps each site's log sorted.
-        newEvents.sort { $0.0 < $1.0 }
-        for (event, i) in newEvents { log[logIndex(event.site)].entries.append((event.time, i)) }
-        for (event, _) in newEvents { version.observe(event) }
+        // Events of one site arrive after everything already logged for it, so sorting each
+        // site's new tail by time keeps its log sorted.
+        for site in touched {
+            let seen = known[log[site].site]
+            let tail = log[site].entries.partitionPoint { entry in seen.map { entry.time <= $0 } ?? false }
+            log[site].entries[tail...].sort { $0.time < $1.time }
+        }
         if let covers = batch.covers { version.formUnion(covers) }
         clock.observe(version.maxTime)
     }
@@ -121,4 +128,17 @@ final class TraceReplica {
     }
 
     func state(of key: DocumentKey) -> DocumentState? { index[key].map { states[$0] } }
+}
+
+extension Array {
+    /// The first index whose element does not satisfy `belongsBefore`, for an array already
+    /// partitioned by it (binary search).
+    func partitionPoint(_ belongsBefore: (Element) -> Bool) -> Int {
+        var low = 0, high = count
+        while low < high {
+            let mid = (low + high) / 2
+            if belongsBefore(self[mid]) { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
 }

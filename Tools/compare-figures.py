@@ -1,0 +1,26 @@
+#!/usr/bin/env python3
+"""Reads figure lines (one JSON object per engine, shared/bench/TRACE.md) on stdin and prints a
+side-by-side table with Arcus's ratios to the better anchor, and whether each goal is met:
+wire and snapshot bytes at most half the better anchor's, replay at most half Loro's."""
+import json
+import sys
+
+rows = [json.loads(line) for line in sys.stdin if line.strip().startswith("{")]
+by = {r["engine"]: r for r in rows}
+keys = ["wire_bytes", "snapshot_bytes", "replay_s", "snapshot_encode_s", "snapshot_decode_s", "converged", "state_json_bytes"]
+engines = [e for e in ["loro", "yjs", "arcus"] if e in by]
+print(f"{'':<20}" + "".join(f"{e:>14}" for e in engines))
+for k in keys:
+    print(f"{k:<20}" + "".join(f"{str(by[e].get(k, '')):>14}" for e in engines))
+a = by.get("arcus")
+anchors = [by[e] for e in ["loro", "yjs"] if e in by]
+if a and anchors:
+    def ratio(key, against):
+        return a[key] / against if against else float("nan")
+    wire = ratio("wire_bytes", min(x["wire_bytes"] for x in anchors))
+    snap = ratio("snapshot_bytes", min(x["snapshot_bytes"] for x in anchors))
+    replay = ratio("replay_s", by["loro"]["replay_s"]) if "loro" in by else float("nan")
+    def verdict(r):
+        return "met" if r <= 0.5 else "NOT met"
+    print(f"arcus / better anchor: wire {wire:.3f} ({verdict(wire)}), snapshot {snap:.3f} ({verdict(snap)}); "
+          f"arcus / loro replay {replay:.3f} ({verdict(replay)}); converged {a['converged']}")

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The test command (what CI runs): installs what the tests need, builds, runs every test, then a
+# short bounded libFuzzer run over the codec's decoders.
+#
+#   Tools/test.sh                 everything
+#   ARCUS_FUZZ_RUNS=0 Tools/test.sh   skip the libFuzzer run
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+Tools/install-deps.sh
+
+echo "== building"
+swift build --build-tests
+
+echo "== testing"
+swift test --skip-build
+
+runs="${ARCUS_FUZZ_RUNS:-30000}"
+if [ "$runs" != "0" ]; then
+    echo "== fuzzing the codec's decoders ($runs inputs; Tools/fuzz.sh for long runs)"
+    Tools/fuzz.sh "$runs" 2>&1 | grep -E "^(==|Done|stat::number_of_executed_units)|ERROR|Fatal|crash-" || true
+    if ls .fuzz/crash-* >/dev/null 2>&1; then
+        echo "error: the fuzzer found inputs that crash a decoder: $(ls .fuzz/crash-*)" >&2
+        exit 1
+    fi
+fi
+echo "== all tests passed"
