@@ -21,11 +21,11 @@ let package = Package(
     ],
     targets: [
         // The document model and its merge rules. Imports nothing of Arcus.
-        .target(name: "ArcusCRDT", swiftSettings: optimized),
+        .target(name: "ArcusCRDT", exclude: ["README.md"], swiftSettings: optimized),
         // Zstandard, for compressing large frames.
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         // The binary encoding of values, deltas and sync messages.
-        .target(name: "ArcusCodec", dependencies: ["ArcusCRDT", "CZstd"], swiftSettings: optimized),
+        .target(name: "ArcusCodec", dependencies: ["ArcusCRDT", "CZstd"], exclude: ["README.md"], swiftSettings: optimized),
         // Durable storage, collections, DQL, transactions, observers, attachments.
         .target(name: "ArcusStore", dependencies: ["ArcusCRDT"]),
         // Composition of every part; for now the benchmark runners.
@@ -47,7 +47,7 @@ let package = Package(
         .testTarget(name: "ArcusStoreTests", dependencies: ["ArcusStore", "ArcusCRDT"]),
         .testTarget(
             name: "ArcusAgentTests",
-            dependencies: ["ArcusAgent", "ArcusCodec", "ArcusCRDT"],
+            dependencies: ["ArcusAgent", "ArcusCodec", "ArcusCRDT", "ArcusTestSupport"],
             resources: [.copy("Fixtures")]
         ),
     ],

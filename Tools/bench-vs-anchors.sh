@@ -4,6 +4,9 @@
 #
 #   Tools/bench-vs-anchors.sh [PROFILE:SEED ...]     default: fleet:1 mesh:7
 #
+# Machines here are shared and noisy: each engine runs ARCUS_BENCH_REPEAT times (default 3),
+# alternating, and the table shows each engine's median run by replay time.
+#
 # Traces come from shared/bench/gen_trace.py (ARCUS_BENCH_DIR, default ../shared/bench). Without
 # it, the committed smoke trace is replayed by Arcus alone. Needs a release build of arcus and
 # the anchors venv (Tools/install-deps.sh --anchors).
@@ -27,10 +30,12 @@ for spec in "${@:-fleet:1 mesh:7}"; do
         profile="${one%%:*}"; seed="${one##*:}"
         trace=".build/traces/$profile-$seed.jsonl"
         [ -f "$trace" ] || "$python" "$bench/gen_trace.py" --profile "$profile" --seed "$seed" > "$trace"
-        echo "== $profile seed $seed"
+        echo "== $profile seed $seed ($trace)"
         {
-            "$python" "$bench/anchors.py" "$trace"
-            "$arcus" bench trace "$trace" --quiet
+            for _ in $(seq "${ARCUS_BENCH_REPEAT:-3}"); do
+                "$python" "$bench/anchors.py" "$trace"
+                "$arcus" bench trace "$trace" --quiet
+            done
         } | "$python" Tools/compare-figures.py
     done
 done

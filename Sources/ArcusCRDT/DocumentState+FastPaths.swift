@@ -63,9 +63,9 @@ extension DocumentState {
         var pending = writes[...]
         var expanded: [(path: [String], value: Value)] = []
         while let (path, value) = pending.popFirst() ?? expanded.popLast() {
-            if hints.fields[FieldPath(path)] == .counter { return nil }
+            if hints.type(at: path) == .counter { return nil }
             guard let (span, insertAt, depth) = locate(path[...]) else { return nil }
-            if case .object(let object) = value, hints.storesAsMap(value, at: FieldPath(path)) {
+            if case .object(let object) = value, hints.fields.isEmpty ? hints.objects == .map : hints.storesAsMap(value, at: FieldPath(path)) {
                 guard mergingObjects else { return nil }
                 if let span {
                     // Merge into an existing map: its fields become writes of their own.
@@ -178,7 +178,7 @@ extension DocumentState {
     private mutating func appendFields(_ fields: [(String, Value)], at parent: FieldPath, depth: UInt8, stamp: Stamp, hints: TypeHints) -> Bool {
         for (name, value) in fields {
             let path = parent.appending(name)
-            if hints.fields[path] == .counter { return false }
+            if hints.type(at: path) == .counter { return false }
             names.append(name)
             cells.append(.field(depth: depth, name: UInt32(names.count - 1)))
             if case .object(let object) = value, hints.storesAsMap(value, at: path) {

@@ -30,38 +30,30 @@ extension DocumentState {
         compactIfWasteful(force: merge.removedPayload)
     }
 
-    /// The common delta only touches cells this state already has (a register overwritten, a
-    /// contribution advanced): then each of its cells replaces its counterpart where it wins,
-    /// without rebuilding the layout. Returns false, changing nothing, when `other` has a cell
-    /// with no counterpart here.
+    /// What joining one of `other`'s cells (or subtrees) in place does.
+    private enum Action {
+        /// `other.cells[source]` replaces `cells[target]` if it wins.
+        case replace(target: Int, source: Int)
+        /// `other.cells[sources]` go in before `cells[position]`.
+        case insert(position: Int, sources: Range<Int>)
+    }
+
+    /// Most deltas touch a few cells, some of which this state lacks: each delta cell replaces
+    /// its counterpart where it wins, and what has no counterpart is inserted where it belongs,
+    /// without rebuilding the layout. Returns false, changing nothing, for a delta that would
+    /// need many insertions (the merge is linear; repeated insertion is not).
     private mutating func joinInPlace(_ other: DocumentState) -> Bool {
-        withUnsafeTemporaryAllocation(of: Int.self, capacity: other.cells.count) { buffer in
-            var targets = TargetList(buffer)
-            guard Self.match(other.cells, 0..<other.cells.count, other.names, into: cells, 0..<cells.count, names, &targets) else {
-                return false
-            }
-            apply(other, targets.filled)
-            return true
-        }
-    }
-
-    /// Counterpart indices found by `match`, in a buffer that lives on the stack.
-    private struct TargetList {
-        let buffer: UnsafeMutableBufferPointer<Int>
-        var count = 0
-        init(_ buffer: UnsafeMutableBufferPointer<Int>) { self.buffer = buffer }
-        mutating func append(_ index: Int) {
-            buffer[count] = index
-            count += 1
-        }
-        var filled: UnsafeMutableBufferPointer<Int>.SubSequence { buffer[0..<count] }
-    }
-
-    private mutating func apply(_ other: DocumentState, _ targets: UnsafeMutableBufferPointer<Int>.SubSequence) {
+        var actions: [Action] = []
+        actions.reserveCapacity(other.cells.count)
+        var insertions = 0
+        Self.match(other.cells, 0..<other.cells.count, other.names, into: cells, 0..<cells.count, names, &actions, &insertions)
+        guard insertions <= 8 else { return false }
         var removedPayload = false
-        for (k, target) in zip(0..., targets) where target >= 0 {
-            var incoming = other.cells[k]
+        var remap = TableRemap(names: other.names.count)
+        for action in actions {
+            guard case .replace(let target, let source) = action else { continue }
             let current = cells[target]
+            var incoming = other.cells[source]
             let wins: Bool
             switch incoming.kind {
             case .field: continue
@@ -71,61 +63,117 @@ extension DocumentState {
             }
             guard wins else { continue }
             if incoming.isRemoved && current.kind == .register && current.flag != .removed { removedPayload = true }
-            switch incoming.kind {
-            case .register where incoming.flag == .value, .contribution, .baseline:
-                values.append(other.values[Int(incoming.index)])
-                incoming.index = UInt32(values.count - 1)
-            case .register where incoming.flag == .attachment:
-                attachments.append(other.attachments[Int(incoming.index)])
-                incoming.index = UInt32(attachments.count - 1)
-            default: break
-            }
+            remap.move(&incoming, from: other, into: &self)
             cells[target] = incoming
         }
+        // Insertions from the back, so earlier positions stay valid; at one position, in reverse.
+        for action in actions.reversed() {
+            guard case .insert(let position, let sources) = action else { continue }
+            var block = Array(other.cells[sources])
+            for k in block.indices { remap.move(&block[k], from: other, into: &self) }
+            cells.insert(contentsOf: block, at: position)
+        }
         compactIfWasteful(force: removedPayload)
+        return true
     }
 
-    /// For each cell of `b` in `br` (a map), the index of its counterpart in `a` (or -1 for
-    /// field cells); false when one has none.
+    /// Copies a cell's name or payload from another state's tables into this state's.
+    private struct TableRemap {
+        /// `other`'s name index → index here, filled on first use.
+        var names: [UInt32]
+
+        init(names count: Int) { names = Array(repeating: .max, count: count) }
+
+        mutating func move(_ cell: inout Cell, from other: DocumentState, into state: inout DocumentState) {
+            switch cell.kind {
+            case .field:
+                let index = Int(cell.index)
+                if names[index] == .max {
+                    let name = other.names[index]
+                    if let existing = state.names.firstIndex(of: name) {
+                        names[index] = UInt32(existing)
+                    } else {
+                        state.names.append(name)
+                        names[index] = UInt32(state.names.count - 1)
+                    }
+                }
+                cell.index = names[index]
+            case .register where cell.flag == .value, .contribution, .baseline:
+                state.values.append(other.values[Int(cell.index)])
+                cell.index = UInt32(state.values.count - 1)
+            case .register where cell.flag == .attachment:
+                state.attachments.append(other.attachments[Int(cell.index)])
+                cell.index = UInt32(state.attachments.count - 1)
+            default:
+                break
+            }
+        }
+    }
+
+    /// Plans joining `b[br]` (a map) into `a[ar]` (the same map here).
     private static func match(
         _ b: [Cell], _ br: Range<Int>, _ bNames: [String],
-        into a: [Cell], _ ar: Range<Int>, _ aNames: [String], _ targets: inout TargetList
-    ) -> Bool {
+        into a: [Cell], _ ar: Range<Int>, _ aNames: [String], _ actions: inout [Action], _ insertions: inout Int
+    ) {
         var i = ar.lowerBound, j = br.lowerBound
+        let aMarker = i < ar.upperBound && a[i].kind == .marker
         if j < br.upperBound, b[j].kind == .marker {
-            guard i < ar.upperBound, a[i].kind == .marker else { return false }
-            targets.append(i)
+            if aMarker {
+                actions.append(.replace(target: i, source: j))
+            } else {
+                actions.append(.insert(position: i, sources: j..<j + 1))
+                insertions += 1
+            }
             j += 1
         }
-        if i < ar.upperBound, a[i].kind == .marker { i += 1 }
+        if aMarker { i += 1 }
         while j < br.upperBound {
             let name = bNames[Int(b[j].index)]
-            // Both sides list fields in name order: walk forward to the same name.
+            let sb = span(in: b, ofFieldAt: j)
+            // Both sides list fields in name order: walk forward to the same name or past it.
             while i < ar.upperBound, aNames[Int(a[i].index)] < name { i = span(in: a, ofFieldAt: i).end }
-            guard i < ar.upperBound, aNames[Int(a[i].index)] == name else { return false }
-            let sa = span(in: a, ofFieldAt: i), sb = span(in: b, ofFieldAt: j)
-            targets.append(-1)
+            guard i < ar.upperBound, aNames[Int(a[i].index)] == name else {
+                actions.append(.insert(position: i, sources: sb.field..<sb.end))
+                insertions += 1
+                j = sb.end
+                continue
+            }
+            let sa = span(in: a, ofFieldAt: i)
             if let r = sb.register {
-                guard let target = sa.register else { return false }
-                _ = r
-                targets.append(target)
+                if let target = sa.register {
+                    actions.append(.replace(target: target, source: r))
+                } else {
+                    actions.append(.insert(position: sa.field + 1, sources: r..<r + 1))
+                    insertions += 1
+                }
             }
             for k in sb.counter {
-                var found = -1
-                for m in sa.counter where a[m].kind == b[k].kind && a[m].order.site == b[k].order.site {
-                    found = m
-                    break
+                if let target = sa.counter.first(where: { a[$0].kind == b[k].kind && a[$0].order.site == b[k].order.site }) {
+                    actions.append(.replace(target: target, source: k))
+                } else {
+                    // Contributions come first, then baselines, each in site order.
+                    var position = sa.counter.lowerBound
+                    while position < sa.counter.upperBound,
+                        a[position].kind == .contribution && b[k].kind == .baseline
+                            || (a[position].kind == b[k].kind && a[position].order.site < b[k].order.site)
+                    {
+                        position += 1
+                    }
+                    actions.append(.insert(position: position, sources: k..<k + 1))
+                    insertions += 1
                 }
-                guard found >= 0 else { return false }
-                targets.append(found)
             }
             if !sb.nested.isEmpty {
-                guard !sa.nested.isEmpty, match(b, sb.nested, bNames, into: a, sa.nested, aNames, &targets) else { return false }
+                if sa.nested.isEmpty {
+                    actions.append(.insert(position: sa.nested.lowerBound, sources: sb.nested))
+                    insertions += 1
+                } else {
+                    match(b, sb.nested, bNames, into: a, sa.nested, aNames, &actions, &insertions)
+                }
             }
             i = sa.end
             j = sb.end
         }
-        return true
     }
 
     /// The entry join order: `order`, then a removal over the value it removed, then `event`.

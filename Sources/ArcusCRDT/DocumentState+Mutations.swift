@@ -176,7 +176,7 @@ struct MutationContext {
     /// With `replacing`, what the field held is removed first, so the value replaces it whole.
     func write(_ value: Value, over current: Slot?, at path: FieldPath, replacing: Bool) -> Slot? {
         guard hints.storesAsMap(value, at: path), case .object(let fields) = value else {
-            if hints.fields[path] == .counter, let amount = Number(value) {
+            if hints.type(at: path) == .counter, let amount = Number(value) {
                 return increment(current, by: amount, replacing: true)
             }
             return writeRegister(.value(value), over: current)

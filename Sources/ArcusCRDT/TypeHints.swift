@@ -26,7 +26,18 @@ public struct TypeHints: Sendable, Hashable {
 
     func storesAsMap(_ value: Value, at path: FieldPath) -> Bool {
         guard case .object = value else { return false }
-        return (fields[path] ?? objects) == .map
+        return (type(at: path) ?? objects) == .map
+    }
+
+    /// The hinted type at `path`, skipping the lookup (and its hashing) when there are no hints.
+    @inline(__always)
+    func type(at path: FieldPath) -> FieldType? {
+        fields.isEmpty ? nil : fields[path]
+    }
+
+    @inline(__always)
+    func type(at path: [String]) -> FieldType? {
+        fields.isEmpty ? nil : fields[FieldPath(path)]
     }
 }
 

@@ -34,12 +34,7 @@ struct BenchTrace: AsyncParsableCommand {
     var quiet = false
 
     func run() async throws {
-        let trace: Trace
-        do {
-            trace = try Trace(contentsOf: file)
-        } catch {
-            throw ValidationError("\(error)")
-        }
+        let trace = try Trace(contentsOf: file)
         let progress: ((Double) -> Void)? = quiet ? nil : { share in
             Terminal.progress("replaying \(trace.operations.count) operations", share: share)
         }

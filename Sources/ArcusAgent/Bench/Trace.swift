@@ -8,6 +8,13 @@ public struct Trace: Sendable {
         public var seed: Int64
         public var replicas: Int
         public var collections: [String]
+
+        public init(name: String, seed: Int64, replicas: Int, collections: [String]) {
+            self.name = name
+            self.seed = seed
+            self.replicas = replicas
+            self.collections = collections
+        }
     }
 
     public enum Operation: Sendable {
@@ -22,16 +29,29 @@ public struct Trace: Sendable {
     public var header: Header
     public var operations: [Operation]
 
+    public init(header: Header, operations: [Operation]) {
+        self.header = header
+        self.operations = operations
+    }
+
     public struct FormatError: Error, CustomStringConvertible {
         public var line: Int
         public var message: String
         public var description: String { "trace line \(line): \(message)" }
     }
 
-    public init(contentsOf path: String) throws {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw FormatError(line: 0, message: "cannot read \(path)")
+    /// Why a trace file could not be opened.
+    public struct ReadError: Error, CustomStringConvertible {
+        public var path: String
+        public var description: String {
+            FileManager.default.fileExists(atPath: path)
+                ? "cannot read \(path): check its permissions"
+                : "no trace at \(path): generate one with `python3 shared/bench/gen_trace.py --profile fleet --seed 1 > fleet.jsonl`"
         }
+    }
+
+    public init(contentsOf path: String) throws {
+        guard let data = FileManager.default.contents(atPath: path) else { throw ReadError(path: path) }
         try self.init(data: data)
     }
 

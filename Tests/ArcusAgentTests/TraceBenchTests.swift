@@ -1,0 +1,81 @@
+import ArcusCRDT
+import ArcusTestSupport
+import Foundation
+import Testing
+@testable import ArcusAgent
+
+@Suite("Trace replay")
+struct TraceBenchTests {
+    @Test("the smoke trace replays, converges, and its snapshot brings a fresh peer to the same state")
+    func smokeTrace() throws {
+        let url = try #require(Bundle.module.url(forResource: "Fixtures/smoke-seed1", withExtension: "jsonl"))
+        let trace = try Trace(contentsOf: url.path)
+        let figures = try TraceBench(trace: trace).run()
+        #expect(figures.converged)
+        #expect(figures.ops == 1500)
+        #expect(figures.syncs == 50)
+        #expect(figures.frames == 2 * figures.syncs)
+        #expect(figures.wireBytes > 0 && figures.snapshotBytes > 0)
+        // The figures line carries the keys of shared/bench/TRACE.md.
+        let line = try Value(json: figures.jsonLine)
+        for key in ["engine", "ops", "syncs", "wire_bytes", "snapshot_bytes", "replay_s", "snapshot_encode_s",
+                    "snapshot_decode_s", "converged", "state_json_bytes"] {
+            #expect(line[path: FieldPath([key])] != nil, "missing \(key)")
+        }
+    }
+
+    /// A random trace in the format of TRACE.md: writes on a few replicas, random one-way syncs,
+    /// then two full rounds.
+    static func randomTrace(_ rng: inout SeededRandom) -> Trace {
+        let replicas = Int.random(in: 2...5, using: &rng)
+        let names = ["status", "qty", "owner", "temp", "note"]
+        var operations: [Trace.Operation] = []
+        for _ in 0..<600 {
+            let r = Int.random(in: 0..<replicas, using: &rng)
+            let key = DocumentKey(["orders", "sensors"].randomElement(using: &rng)!, "d\(10000 + Int.random(in: 0..<30, using: &rng))")
+            switch Int.random(in: 0..<12, using: &rng) {
+            case 0..<3:
+                var fields: [String: Value] = [:]
+                for _ in 0..<Int.random(in: 1...4, using: &rng) { fields[names.randomElement(using: &rng)!] = RandomMutations.value(&rng) }
+                operations.append(.upsert(replica: r, key: key, fields: fields))
+            case 3..<6: operations.append(.set(replica: r, key: key, path: RandomMutations.path(&rng), value: RandomMutations.value(&rng)))
+            case 6..<8: operations.append(.increment(replica: r, key: key, path: ["count"], by: .int(Int64.random(in: -2...5, using: &rng))))
+            case 8: operations.append(.unset(replica: r, key: key, path: RandomMutations.path(&rng)))
+            case 9: operations.append(.remove(replica: r, key: key))
+            default:
+                let to = (r + Int.random(in: 1..<replicas, using: &rng)) % replicas
+                operations.append(.sync(from: r, to: to))
+            }
+        }
+        for _ in 0..<2 {
+            for a in 0..<replicas { for b in 0..<replicas where a != b { operations.append(.sync(from: a, to: b)) } }
+        }
+        return Trace(header: Trace.Header(name: "random", seed: 0, replicas: replicas, collections: ["orders", "sensors"]), operations: operations)
+    }
+
+    @Test("random traces converge", arguments: SeededRandom.seeds(count: 8, test: "random-traces"))
+    func randomTraces(seed: UInt64) throws {
+        print("random-traces seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")
+        var rng = SeededRandom(seed: seed)
+        let figures = try TraceBench(trace: Self.randomTrace(&rng)).run()
+        #expect(figures.converged, "seed \(seed)")
+    }
+
+    @Test("a malformed trace names the line and what is wrong", arguments: [
+        ("", "line 1: empty trace"),
+        ("{\"trace\": \"x\"}\n", "line 1: header needs \"replicas\""),
+        ("{\"replicas\": 2}\n{\"op\": \"fly\"}\n", "line 2: unknown op"),
+        ("{\"replicas\": 2}\n{\"op\": \"sync\", \"from\": 0, \"to\": 5}\n", "line 2: \"to\" must be a replica index below 2"),
+        ("{\"replicas\": 2}\n{\"op\": \"set\", \"r\": 0, \"c\": \"a\", \"id\": \"b\", \"path\": [], \"v\": 1}\n", "line 2: needs a non-empty \"path\""),
+        ("{\"replicas\": 2}\n{\"op\": \"upsert\", \"r\": 0, \"c\": \"a\", \"id\": \"b\", \"v\": [1]}\n", "line 2: upsert needs an object"),
+        ("{\"replicas\": 2}\n{not json\n", "line 2: invalid JSON"),
+    ])
+    func malformed(text: String, expected: String) {
+        #expect {
+            _ = try Trace(data: Data(text.utf8))
+        } throws: { error in
+            "\(error)".contains(expected)
+        }
+    }
+}
+
