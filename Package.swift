@@ -18,6 +18,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
     ],
     targets: [
         // The document model and its merge rules. Imports nothing of Arcus.
@@ -27,9 +29,17 @@ let package = Package(
         // The binary encoding of values, deltas and sync messages.
         .target(name: "ArcusCodec", dependencies: ["ArcusCRDT", "CZstd"], exclude: ["README.md"], swiftSettings: optimized),
         // Durable storage, collections, DQL, transactions, observers, attachments.
-        .target(name: "ArcusStore", dependencies: ["ArcusCRDT"]),
+        .target(
+            name: "ArcusStore",
+            dependencies: [
+                "ArcusCRDT", "ArcusCodec",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: optimized
+        ),
         // Composition of every part; for now the benchmark runners.
-        .target(name: "ArcusAgent", dependencies: ["ArcusCRDT", "ArcusCodec"], swiftSettings: optimized),
+        .target(name: "ArcusAgent", dependencies: ["ArcusCRDT", "ArcusCodec", "ArcusStore"], swiftSettings: optimized),
         .executableTarget(
             name: "arcus",
             dependencies: [
@@ -44,7 +54,10 @@ let package = Package(
         .target(name: "ArcusTestSupport", dependencies: ["ArcusCRDT"], path: "Tests/ArcusTestSupport"),
         .testTarget(name: "ArcusCRDTTests", dependencies: ["ArcusCRDT", "ArcusTestSupport"]),
         .testTarget(name: "ArcusCodecTests", dependencies: ["ArcusCodec", "ArcusCRDT", "ArcusTestSupport"]),
-        .testTarget(name: "ArcusStoreTests", dependencies: ["ArcusStore", "ArcusCRDT"]),
+        .testTarget(
+            name: "ArcusStoreTests",
+            dependencies: ["ArcusStore", "ArcusCRDT", "ArcusCodec", "ArcusTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .testTarget(
             name: "ArcusAgentTests",
             dependencies: ["ArcusAgent", "ArcusCodec", "ArcusCRDT", "ArcusTestSupport"],

@@ -1,0 +1,195 @@
+import ArcusCRDT
+import GRDB
+
+/// Runs DQL statements against a store: SELECT through a read transaction (or the current
+/// write transaction), everything else through the write transaction. Arguments are checked
+/// and bound before anything runs, so a statement that fails writes nothing.
+struct QueryExecutor {
+    let db: Database
+    let transaction: WriteTransaction?
+    let indexes: [FieldIndex]
+
+    init(transaction: WriteTransaction) {
+        db = transaction.db
+        self.transaction = transaction
+        indexes = transaction.store.fieldIndexes
+    }
+
+    init(reading db: Database, indexes: [FieldIndex]) {
+        self.db = db
+        transaction = nil
+        self.indexes = indexes
+    }
+
+    static func parse(_ text: String) throws -> DQLStatement {
+        try DQLParser.parse(text)
+    }
+
+    func execute(_ statement: DQLStatement, arguments: [String: Value]) throws -> QueryResult {
+        try statement.validate(arguments: arguments)
+        let bound = try statement.binding(arguments)
+        switch bound {
+        case .select(let select):
+            return QueryResult(items: try self.select(select))
+        case .insert(let insert):
+            return QueryResult(mutatedDocumentIDs: try self.insert(insert))
+        case .update(let update):
+            return QueryResult(mutatedDocumentIDs: try self.update(update))
+        case .updateCounter(let update):
+            return QueryResult(mutatedDocumentIDs: try self.updateCounter(update))
+        case .delete(let removal):
+            return QueryResult(mutatedDocumentIDs: try remove(removal, evicting: false))
+        case .evict(let removal):
+            return QueryResult(mutatedDocumentIDs: try remove(removal, evicting: true))
+        case .createIndex(let create):
+            try writing().createIndex(create)
+            return QueryResult()
+        case .dropIndex(let drop):
+            try writing().dropIndex(drop)
+            return QueryResult()
+        }
+    }
+
+    private func writing() throws -> WriteTransaction {
+        guard let transaction else { throw StoreError.invalidQuery("this statement changes data; run it in a write transaction") }
+        return transaction
+    }
+
+    // MARK: - Reading
+
+    /// The documents of `collection` the condition matches, in store order.
+    func matching(_ collection: String, _ condition: DQLExpression?, limit: Int? = nil) throws -> [Value] {
+        let plan = try QueryPlanner(db: db, indexes: indexes).plan(collection: collection, where: condition)
+        let evaluator = DQLEvaluator()
+        var found: [Value] = []
+        let rows = try String.fetchCursor(db.cachedStatement(sql: plan.sql), arguments: plan.arguments)
+        while let json = try rows.next() {
+            let document = try Value(json: json)
+            if try evaluator.matches(condition, document: document) {
+                found.append(document)
+                if let limit, found.count >= limit { break }
+            }
+        }
+        return found
+    }
+
+    func select(_ select: DQLSelect) throws -> [Value] {
+        let offset = try select.offset?.resolve(arguments: [:]) ?? 0
+        let limit = try select.limit?.resolve(arguments: [:])
+        // Without ORDER BY the scan can stop once it has what LIMIT asks for.
+        let stopAfter = select.orderBy.isEmpty ? limit.map { offset + $0 } : nil
+        var documents = try matching(select.collection, select.whereClause, limit: stopAfter)
+        let evaluator = DQLEvaluator()
+        if !select.orderBy.isEmpty {
+            var keyed: [(keys: [Value?], document: Value)] = []
+            keyed.reserveCapacity(documents.count)
+            for document in documents { keyed.append((try evaluator.sortKeys(select.orderBy, document: document), document)) }
+            keyed.sort { DQLEvaluator.precedes($0.keys, $1.keys, orderBy: select.orderBy) }
+            documents = keyed.map(\.document)
+        }
+        let window = documents.dropFirst(offset).prefix(limit ?? Int.max)
+        guard case .items = select.projection else { return Array(window) }
+        return try window.map { try evaluator.project(select.projection, document: $0) }
+    }
+
+    // MARK: - Writing
+
+    private func insert(_ insert: DQLInsert) throws -> [Value] {
+        let transaction = try writing()
+        var mutated: [Value] = []
+        for document in try insert.evaluateDocuments(arguments: [:]) {
+            guard case .object(var fields) = document else { throw StoreError.invalidDocument("INSERT documents must be objects") }
+            let id = try DocumentIdentity.take(from: &fields)
+            try DocumentIdentity.check(fields)
+            let key = DocumentKey(collection: insert.collection, id: id)
+            var strategy = WriteStrategy.merge
+            if insert.initial {
+                strategy = .insertDefaultIfAbsent
+            } else {
+                switch insert.conflict {
+                case .fail:
+                    if try DocumentRows.isLive(db, key) { throw StoreError.documentExists(collection: insert.collection, id: id.jsonString) }
+                case .doNothing: strategy = .insertIfAbsent
+                case .doUpdate: strategy = .merge
+                case .doUpdateLocalDiff: strategy = .updateDifferentOnly
+                }
+            }
+            let changed = try transaction.mutate(key) { state, stamp in
+                state.upsert(fields, strategy: strategy, at: stamp, hints: insert.typeHints)
+            }
+            if changed { mutated.append(id) }
+        }
+        return mutated
+    }
+
+    private func update(_ update: DQLUpdate) throws -> [Value] {
+        let transaction = try writing()
+        let evaluator = DQLEvaluator()
+        var mutated: [Value] = []
+        for document in try matching(update.collection, update.whereClause) {
+            guard let id = document[path: ["_id"]] else { continue }
+            // Every right-hand side sees the document as it was before this statement.
+            let values = try update.assignments.map { assignment -> (FieldPath, Value?) in
+                (assignment.path, try evaluator.evaluate(assignment.value, in: document))
+            }
+            let changed = try transaction.mutate(DocumentKey(collection: update.collection, id: id)) { state, stamp in
+                var delta: DocumentState?
+                func record(_ change: DocumentState?) {
+                    guard let change else { return }
+                    if delta == nil { delta = change } else { delta!.join(change) }
+                }
+                for (path, value) in values {
+                    // Assigning MISSING removes the field.
+                    if let value {
+                        record(state.set(path, to: value, at: stamp, hints: update.typeHints))
+                    } else {
+                        record(state.unset(path, at: stamp))
+                    }
+                }
+                for path in update.unsets { record(state.unset(path, at: stamp)) }
+                return delta
+            }
+            if changed { mutated.append(id) }
+        }
+        return mutated
+    }
+
+    private func updateCounter(_ update: DQLUpdateCounter) throws -> [Value] {
+        let transaction = try writing()
+        let evaluator = DQLEvaluator()
+        var mutated: [Value] = []
+        for document in try matching(update.collection, update.whereClause) {
+            guard let id = document[path: ["_id"]] else { continue }
+            let amounts = try update.increments.map { ($0.path, try evaluator.incrementAmount($0, document: document)) }
+            let changed = try transaction.mutate(DocumentKey(collection: update.collection, id: id)) { state, stamp in
+                var delta: DocumentState?
+                for (path, amount) in amounts {
+                    guard let change = state.increment(path, by: amount, at: stamp) else { continue }
+                    if delta == nil { delta = change } else { delta!.join(change) }
+                }
+                return delta
+            }
+            if changed { mutated.append(id) }
+        }
+        return mutated
+    }
+
+    private func remove(_ removal: DQLRemoval, evicting: Bool) throws -> [Value] {
+        let transaction = try writing()
+        var mutated: [Value] = []
+        for document in try matching(removal.collection, removal.whereClause) {
+            guard let id = document[path: ["_id"]] else { continue }
+            let key = DocumentKey(collection: removal.collection, id: id)
+            let changed = evicting ? try transaction.evict(key) : try transaction.remove(key)
+            if changed { mutated.append(id) }
+        }
+        return mutated
+    }
+}
+
+extension DocumentRows {
+    static func isLive(_ db: Database, _ key: DocumentKey) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT json IS NOT NULL FROM document WHERE collection = ? AND id = ?",
+                          arguments: [key.collection, key.storageID]) ?? false
+    }
+}

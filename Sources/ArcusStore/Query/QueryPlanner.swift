@@ -1,0 +1,95 @@
+import ArcusCRDT
+import GRDB
+
+/// Chooses how to find a statement's candidate documents: by `_id` through the primary key, by
+/// an indexed field through its expression index, or by scanning the collection. Candidates are
+/// a superset: every one is checked against the full WHERE clause by the DQL evaluator, so the
+/// SQL only has to be at least as permissive as DQL's comparison rules.
+struct QueryPlanner {
+    let db: Database
+    let indexes: [FieldIndex]
+
+    struct Plan {
+        var sql: String
+        var arguments: StatementArguments
+        var description: String
+    }
+
+    func plan(collection: String, where condition: DQLExpression?) throws -> Plan {
+        if let ids = try DQLPredicateAnalysis.idValues(in: condition, arguments: [:]), !ids.isEmpty, ids.count <= 500 {
+            let marks = Array(repeating: "?", count: ids.count).joined(separator: ", ")
+            var arguments: StatementArguments = [collection]
+            for id in ids { _ = arguments.append(contentsOf: [id.jsonString]) }
+            return Plan(sql: "SELECT json FROM document WHERE collection = ? AND id IN (\(marks)) AND json IS NOT NULL",
+                        arguments: arguments, description: "by _id")
+        }
+        let (equalities, ranges) = try DQLPredicateAnalysis.analyse(condition, arguments: [:])
+        for index in indexes where index.collection == collection {
+            guard let path = index.paths.first else { continue }
+            let expression = FieldIndex.expression(for: path)
+            if let equality = equalities.first(where: { $0.path == path }),
+                equality.values.allSatisfy(Self.pushesDown), !equality.values.isEmpty, equality.values.count <= 500
+            {
+                let marks = Array(repeating: "?", count: equality.values.count).joined(separator: ", ")
+                var arguments: StatementArguments = [collection]
+                for value in equality.values { _ = arguments.append(contentsOf: [Self.sqlValue(value)]) }
+                // INDEXED BY: without statistics SQLite may prefer the primary key's collection prefix.
+                return Plan(sql: "SELECT json FROM document INDEXED BY \"\(index.sqliteName)\" WHERE collection = ? AND \(expression) IN (\(marks)) AND json IS NOT NULL",
+                            arguments: arguments, description: "index \(index.name) (equality)")
+            }
+            let bounds = ranges.filter { $0.path == path && Self.isNumber($0.bound) }
+            if !bounds.isEmpty {
+                var clauses: [String] = []
+                var arguments: StatementArguments = [collection]
+                for bound in bounds {
+                    guard let op = Self.sqlOperator(bound.op) else { continue }
+                    clauses.append("\(expression) \(op) ?")
+                    _ = arguments.append(contentsOf: [Self.sqlValue(bound.bound)])
+                }
+                if !clauses.isEmpty {
+                    return Plan(sql: "SELECT json FROM document INDEXED BY \"\(index.sqliteName)\" WHERE collection = ? AND \(clauses.joined(separator: " AND ")) AND json IS NOT NULL",
+                                arguments: arguments, description: "index \(index.name) (range)")
+                }
+            }
+        }
+        return Plan(sql: "SELECT json FROM document WHERE collection = ? AND json IS NOT NULL", arguments: [collection],
+                    description: "collection scan")
+    }
+
+    /// Values whose SQLite equality on `json_extract` finds every document DQL equality finds:
+    /// numbers (compared by value in both) and strings that are not dates (DQL compares dates
+    /// as instants, across time zones, which text equality would miss).
+    static func pushesDown(_ value: Value) -> Bool {
+        switch value {
+        case .int, .double: return true
+        case .string(let s): return ISO8601Instant(s) == nil
+        default: return false
+        }
+    }
+
+    static func isNumber(_ value: Value) -> Bool {
+        switch value {
+        case .int, .double: return true
+        default: return false
+        }
+    }
+
+    static func sqlValue(_ value: Value) -> any DatabaseValueConvertible {
+        switch value {
+        case .int(let i): return i
+        case .double(let d): return d
+        case .string(let s): return s
+        default: return value.jsonString
+        }
+    }
+
+    static func sqlOperator(_ op: DQLBinaryOperator) -> String? {
+        switch op {
+        case .less: return "<"
+        case .lessOrEqual: return "<="
+        case .greater: return ">"
+        case .greaterOrEqual: return ">="
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,41 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// An exclusive lock on a data directory, held for the life of the store: a second process
+/// opening the same directory gets a clear error instead of two writers corrupting each other.
+/// The lock is `flock(2)` on `arcus.lock`, so it goes away when the process dies, however it dies.
+final class DataDirectoryLock: Sendable {
+    private let descriptor: Int32
+
+    init(directory: URL) throws {
+        let path = directory.appendingPathComponent("arcus.lock").path
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw StoreError.cannotOpen(path: directory.path, reason: "cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let holder = Self.readHolder(fd)
+            close(fd)
+            throw StoreError.dataDirectoryInUse(path: directory.path, holder: holder)
+        }
+        // Who holds it, for the next process's error message.
+        let note = "process \(getpid())\n"
+        _ = ftruncate(fd, 0)
+        _ = note.withCString { pwrite(fd, $0, strlen($0), 0) }
+        descriptor = fd
+    }
+
+    deinit {
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
+    }
+
+    private static func readHolder(_ fd: Int32) -> String {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = pread(fd, &buffer, buffer.count, 0)
+        let text = count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) : ""
+        return text.isEmpty ? "another process" : text
+    }
+}

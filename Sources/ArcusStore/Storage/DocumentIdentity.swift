@@ -1,0 +1,35 @@
+import ArcusCRDT
+import Foundation
+
+/// The `_id` of a document being written: taken from its fields or generated, and checked.
+enum DocumentIdentity {
+    /// Removes `_id` from `fields` and returns it, or a fresh id when there is none.
+    static func take(from fields: inout [String: Value]) throws -> Value {
+        guard let id = fields.removeValue(forKey: "_id") else { return .string(generate()) }
+        switch id {
+        case .string(let s) where !s.isEmpty: return id
+        case .object(let o) where !o.isEmpty:
+            guard id.nestingDepth <= 8 else { throw StoreError.invalidDocument("an object _id may nest at most 8 levels") }
+            return id
+        default:
+            throw StoreError.invalidDocument("_id must be a non-empty string or object, not \(id.jsonString)")
+        }
+    }
+
+    /// A document's fields must nest no deeper than `Value.maximumNestingDepth` in all.
+    static func check(_ fields: [String: Value]) throws {
+        for (name, value) in fields where value.nestingDepth + 1 > Value.maximumNestingDepth {
+            throw StoreError.invalidDocument("field \(name) nests deeper than \(Value.maximumNestingDepth) levels")
+        }
+    }
+
+    /// 24 hex digits like a MongoDB ObjectId: seconds since 1970, then 8 random bytes, so ids
+    /// made later sort later and collide with negligible probability.
+    static func generate() -> String {
+        let seconds = UInt32(truncatingIfNeeded: Int(Date().timeIntervalSince1970))
+        var bytes = withUnsafeBytes(of: seconds.bigEndian) { Array($0) }
+        var random = SystemRandomNumberGenerator()
+        withUnsafeBytes(of: random.next() as UInt64) { bytes.append(contentsOf: $0) }
+        return bytes.map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    }
+}

@@ -1,0 +1,47 @@
+import ArcusCRDT
+import GRDB
+
+extension Store {
+    /// Runs one DQL statement. SELECT reads a consistent snapshot without blocking writers;
+    /// other statements run in their own write transaction (nothing is written if they fail).
+    /// Errors in the statement are `DQLError`s naming the line and column.
+    public func execute(_ statement: String, arguments: [String: Value] = [:]) throws -> QueryResult {
+        try execute(try QueryExecutor.parse(statement), arguments: arguments)
+    }
+
+    func execute(_ statement: DQLStatement, arguments: [String: Value]) throws -> QueryResult {
+        if statement.isReadOnly {
+            let indexes = fieldIndexes
+            return try read { db in try QueryExecutor(reading: db, indexes: indexes).execute(statement, arguments: arguments) }
+        }
+        var result = QueryResult()
+        try write { transaction in
+            result = try QueryExecutor(transaction: transaction).execute(statement, arguments: arguments)
+        }
+        return result
+    }
+
+    /// Registers an observer of a SELECT: `handler` receives the current result at once, then
+    /// the result and its diff after every commit that changes it (local writes and merged
+    /// remote changes alike), on a serial queue of its own, in commit order.
+    public func registerObserver(
+        _ query: String, arguments: [String: Value] = [:], handler: @escaping @Sendable (ObserverEvent) -> Void
+    ) throws -> StoreObserver {
+        let statement = try QueryExecutor.parse(query)
+        guard case .select = statement else { throw StoreError.invalidQuery("an observer needs a SELECT statement") }
+        try statement.validate(arguments: arguments)
+        guard case .select(let select) = try statement.binding(arguments) else {
+            throw StoreError.invalidQuery("an observer needs a SELECT statement")
+        }
+        return try observe(select, handler: handler)
+    }
+
+    func observe(_ select: DQLSelect, handler: @escaping @Sendable (ObserverEvent) -> Void) throws -> StoreObserver {
+        let indexes = fieldIndexes
+        // On the writer, so that no commit falls between the first result and the registration.
+        return try writer.writeWithoutTransaction { db in
+            let documents = try QueryExecutor(reading: db, indexes: indexes).matching(select.collection, select.whereClause)
+            return try observers.register(try LiveQuery(select, documents: documents), deliver: handler)
+        }
+    }
+}

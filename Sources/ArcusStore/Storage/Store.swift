@@ -1,0 +1,144 @@
+import ArcusCRDT
+import Foundation
+import GRDB
+import Synchronization
+
+/// The database every device runs: collections of CRDT documents in SQLite (WAL), queried and
+/// changed with DQL or the builder API, observed, and merged with other replicas' deltas.
+///
+/// One store per data directory; a second process opening the same directory gets
+/// `StoreError.dataDirectoryInUse`. Readers run concurrently; one writer at a time. All methods
+/// may be called from any thread or task; they block the caller while SQLite works.
+public final class Store: Sendable {
+    /// The data directory, or nil for an in-memory store.
+    public let directory: URL?
+    /// This replica's site id, stable for the life of the data directory.
+    public let site: SiteID
+    let writer: any DatabaseWriter
+    private let lock: DataDirectoryLock?
+    private let clock: Mutex<HybridLogicalClock>
+    /// The change-log position of the latest change.
+    private let sequence: Mutex<Int64>
+    let observers = ObserverRegistry()
+    let indexes: Mutex<[FieldIndex]>
+    let attachmentFiles: AttachmentFiles
+
+    public struct Options: Sendable {
+        /// `NORMAL` (default) keeps every commit through a process crash; `FULL` also through
+        /// power loss, at the cost of an fsync per commit.
+        public var synchronous: Synchronous = .normal
+        /// Injectable wall clock (milliseconds since 1970), for tests and replays.
+        public var physicalClock: HybridLogicalClock.PhysicalClock = HybridLogicalClock.wallClock
+
+        public enum Synchronous: String, Sendable { case normal = "NORMAL", full = "FULL" }
+
+        public init() {}
+    }
+
+    /// Opens (creating if needed) the store in `directory`.
+    public convenience init(directory: URL, options: Options = Options()) throws {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw StoreError.cannotOpen(path: directory.path, reason: "\(error.localizedDescription)")
+        }
+        let lock = try DataDirectoryLock(directory: directory)
+        var config = Configuration()
+        config.label = "arcus"
+        let synchronous = options.synchronous.rawValue
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+        }
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: directory.appendingPathComponent("store.sqlite").path, configuration: config)
+        } catch {
+            throw StoreError.cannotOpen(path: directory.path, reason: "\(error)")
+        }
+        try self.init(writer: pool, directory: directory, lock: lock, options: options)
+    }
+
+    /// A store that lives in memory only (for tests and in-memory replays).
+    public convenience init(inMemory options: Options = Options()) throws {
+        try self.init(writer: try DatabaseQueue(), directory: nil, lock: nil, options: options)
+    }
+
+    private init(writer: any DatabaseWriter, directory: URL?, lock: DataDirectoryLock?, options: Options) throws {
+        self.writer = writer
+        self.directory = directory
+        self.lock = lock
+        try StoreSchema.migrator.migrate(writer)
+        let (site, lastTime, lastSequence) = try writer.write { db -> (SiteID, Timestamp, Int64) in
+            let site: SiteID
+            if let raw = try UInt64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'site'") {
+                site = SiteID(raw)
+            } else {
+                site = SiteID.random()
+                try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('site', ?)", arguments: [Int64(bitPattern: site.rawValue)])
+            }
+            let last = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'clock'") ?? 0
+            let sequence = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM document") ?? 0
+            return (site, Timestamp(rawValue: UInt64(bitPattern: last)), sequence)
+        }
+        self.site = site
+        indexes = Mutex(try writer.read { try FieldIndex.all($0) })
+        clock = Mutex(HybridLogicalClock(last: lastTime, physical: options.physicalClock))
+        sequence = Mutex(lastSequence)
+        attachmentFiles = AttachmentFiles(directory: directory?.appendingPathComponent("attachments"))
+    }
+
+    // MARK: - Clock and change log
+
+    /// A fresh stamp for a local write.
+    func stamp() -> Stamp {
+        Stamp(time: clock.withLock { $0.tick() }, site: site)
+    }
+
+    /// Takes in a clock reading from a merged delta.
+    func observe(_ time: Timestamp) {
+        clock.withLock { $0.observe(time) }
+    }
+
+    var lastTime: Timestamp { clock.withLock { $0.last } }
+
+    func nextSequence() -> Int64 {
+        sequence.withLock {
+            $0 += 1
+            return $0
+        }
+    }
+
+    /// The change-log position of the latest committed change.
+    public var changeSequence: Int64 { sequence.withLock { $0 } }
+
+    // MARK: - Transactions
+
+    /// Runs `body` in one write transaction and commits it; if `body` throws, nothing it did is
+    /// kept. Returns what each write did. Starting a write inside another throws
+    /// `StoreError.nestedWriteTransaction` (it would otherwise deadlock).
+    @discardableResult
+    public func write(_ body: (WriteTransaction) throws -> Void) throws -> [WriteTransaction.Result] {
+        guard !WriteMarker.isInsideWrite else { throw StoreError.nestedWriteTransaction }
+        return try writer.write { db in
+            WriteMarker.enter()
+            defer { WriteMarker.leave() }
+            let transaction = WriteTransaction(store: self, db: db)
+            try body(transaction)
+            try transaction.finish()
+            return transaction.results
+        }
+    }
+
+    /// Runs `body` with read access to a consistent snapshot; readers do not block each other.
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try writer.read(body)
+    }
+
+    /// Field indexes, cached: the planner consults them on every query.
+    var fieldIndexes: [FieldIndex] { indexes.withLock { $0 } }
+
+    func persistClock(_ db: Database) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('clock', ?)",
+                       arguments: [Int64(bitPattern: lastTime.rawValue)])
+    }
+}

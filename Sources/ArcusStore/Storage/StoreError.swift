@@ -1,0 +1,39 @@
+import ArcusCodec
+
+/// Why a store operation failed. Each case says what a person needs to act on it.
+public enum StoreError: Error, Sendable, CustomStringConvertible {
+    /// Another process has the data directory open.
+    case dataDirectoryInUse(path: String, holder: String)
+    case cannotOpen(path: String, reason: String)
+    /// `write` was called inside another write transaction on the same thread or task.
+    case nestedWriteTransaction
+    /// A statement or builder call was malformed (DQL errors carry their line and column).
+    case invalidQuery(String)
+    /// Plain INSERT of a document whose `_id` exists.
+    case documentExists(collection: String, id: String)
+    case invalidDocument(String)
+    /// A stored document state failed to decode: the data directory is damaged.
+    case corruptDocument(collection: String, id: String, reason: CodecError)
+    case attachment(String)
+
+    public var description: String {
+        switch self {
+        case .dataDirectoryInUse(let path, let holder):
+            return "the data directory \(path) is in use by \(holder); stop that process, or give this one its own --data directory"
+        case .cannotOpen(let path, let reason):
+            return "cannot open the store at \(path): \(reason)"
+        case .nestedWriteTransaction:
+            return "a write transaction was started inside another one; do all writes through the outer transaction (nesting would deadlock)"
+        case .invalidQuery(let message):
+            return message
+        case .documentExists(let collection, let id):
+            return "a document with _id \(id) already exists in \(collection); use ON ID CONFLICT DO UPDATE to merge, or DO NOTHING to skip"
+        case .invalidDocument(let message):
+            return "invalid document: \(message)"
+        case .corruptDocument(let collection, let id, let reason):
+            return "the stored state of \(collection)/\(id) does not decode (\(reason)); the data directory is damaged"
+        case .attachment(let message):
+            return message
+        }
+    }
+}

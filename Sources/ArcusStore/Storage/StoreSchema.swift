@@ -1,0 +1,53 @@
+import GRDB
+
+/// The tables of a store.
+///
+/// - `document`: one row per document: its CRDT state (ArcusCodec encoding, version vector
+///   included), its materialised JSON with `_id` (NULL once removed: the row stays so the
+///   removal syncs), and `seq`, the change-log position of its latest change. The index on
+///   `seq` is the change log: "what changed since X" reads an index range, never the table.
+/// - `field_index`: the field indexes made by `CREATE INDEX`; each is also a SQLite expression
+///   index on the document JSON.
+/// - `attachment` and `attachment_ref`: blobs kept under `attachments/`, and which documents
+///   point at them, so unreferenced blobs can be collected.
+/// - `meta`: the site id and the last clock reading.
+enum StoreSchema {
+    static let migrator: DatabaseMigrator = {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE document (
+                    collection TEXT NOT NULL,
+                    id TEXT NOT NULL,
+                    state BLOB NOT NULL,
+                    json TEXT,
+                    seq INTEGER NOT NULL,
+                    PRIMARY KEY (collection, id)
+                ) WITHOUT ROWID;
+                CREATE INDEX document_seq ON document (seq);
+                CREATE TABLE field_index (
+                    name TEXT PRIMARY KEY,
+                    collection TEXT NOT NULL,
+                    paths TEXT NOT NULL
+                );
+                CREATE TABLE attachment (
+                    hash BLOB PRIMARY KEY,
+                    length INTEGER NOT NULL,
+                    created REAL NOT NULL
+                );
+                CREATE TABLE attachment_ref (
+                    collection TEXT NOT NULL,
+                    id TEXT NOT NULL,
+                    hash BLOB NOT NULL,
+                    PRIMARY KEY (collection, id, hash)
+                ) WITHOUT ROWID;
+                CREATE INDEX attachment_ref_hash ON attachment_ref (hash);
+                CREATE TABLE meta (
+                    key TEXT PRIMARY KEY,
+                    value BLOB NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        }
+        return migrator
+    }()
+}

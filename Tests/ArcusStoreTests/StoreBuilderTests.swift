@@ -1,0 +1,130 @@
+import ArcusCRDT
+import Foundation
+import Testing
+@testable import ArcusStore
+
+@Suite("Builder API, transactions and write strategies")
+struct StoreBuilderTests {
+    @Test("the shapes of the seeds: upsert, find with $args, findByID, update with a counter, remove, evict")
+    func seedShapes() throws {
+        let t = try TemporaryStore()
+        let cars = t.store.collection("cars")
+        let id = try cars.upsert(["make": "toyota", "color": "blue", "ownedCars": 0])
+        try cars.upsert(["_id": "b", "make": "honda", "color": "red"])
+        #expect(try cars.find("color == $args.color", args: ["color": "blue"]).exec().count == 1)
+        try cars.findByID(id).update { doc in
+            doc["age"].set(32)
+            doc["ownedCars"].replaceWithCounter().increment(by: 2)
+            doc["ownedCars"].counter?.increment(by: 1)
+            doc["owner"]["name"].set("susan")
+        }
+        let car = try #require(try cars.findByID(id).exec())
+        #expect(car[path: ["age"]] == 32)
+        #expect(car[path: ["ownedCars"]] == 3)
+        #expect(car[path: ["owner", "name"]] == "susan")
+        #expect(try cars.find("make = 'honda'").remove() == ["b"])
+        #expect(try cars.findByID("b").exec() == nil)
+        #expect(try cars.findAll().evict() == [id])
+        #expect(try cars.findAll().exec().isEmpty)
+    }
+
+    @Test("sort and limit in the builder")
+    func sortAndLimit() throws {
+        let t = try TemporaryStore()
+        for i in 0..<10 { try t.store.collection("n").upsert(["_id": .string("\(i)"), "v": .int(Int64(9 - i))]) }
+        let top = try t.store.collection("n").findAll().sort(["v"]).limit(3).exec()
+        #expect(top.compactMap { $0[path: ["v"]] } == [0, 1, 2])
+    }
+
+    @Test("a transaction batches writes over several collections and reports what each did")
+    func transactionResults() throws {
+        let t = try TemporaryStore()
+        try t.store.collection("a").upsert(["_id": "1", "x": 1])
+        let results = try t.store.write { tx in
+            try tx.upsert(["_id": "1", "x": 2], into: "a")
+            try tx.upsert(["_id": "2", "x": 3], into: "b")
+            try tx.remove(DocumentKey("a", "1"))
+            try tx.evict(DocumentKey("b", "2"))
+        }
+        #expect(results.map(\.kind) == [.updated, .inserted, .removed, .evicted])
+        #expect(results.map(\.collection) == ["a", "b", "a", "b"])
+    }
+
+    @Test("an error thrown inside a transaction rolls everything back")
+    func rollback() throws {
+        let t = try TemporaryStore()
+        struct Abort: Error {}
+        #expect(throws: Abort.self) {
+            try t.store.write { tx in
+                try tx.upsert(["_id": "1", "x": 1], into: "a")
+                _ = try tx.execute("INSERT INTO b DOCUMENTS ({'_id': '2'})")
+                throw Abort()
+            }
+        }
+        #expect(try t.store.execute("SELECT * FROM a").items.isEmpty)
+        #expect(try t.store.execute("SELECT * FROM b").items.isEmpty)
+        #expect(t.store.changeSequence >= 0)
+    }
+
+    @Test("a write transaction started inside another throws instead of deadlocking")
+    func nestedWrite() throws {
+        let t = try TemporaryStore()
+        #expect(throws: StoreError.self) {
+            try t.store.collection("people").findByID("x").update { _ in
+                try t.store.collection("settings").upsert(["_id": "abc123", "preference": 31])
+            }
+        }
+        #expect(throws: StoreError.self) {
+            try t.store.write { _ in try t.store.execute("INSERT INTO a DOCUMENTS ({'_id': 'y'})") }
+        }
+        // The store is still usable afterwards.
+        try t.store.collection("settings").upsert(["_id": "abc123", "preference": 31])
+        #expect(try t.store.collection("settings").findByID("abc123").exec() != nil)
+    }
+
+    @Test("write strategies: insertIfAbsent, insertDefaultIfAbsent, updateDifferentOnly")
+    func strategies() throws {
+        let t = try TemporaryStore()
+        let people = t.store.collection("people")
+        try people.upsert(["_id": "p", "name": "Adam"], writeStrategy: .insertDefaultIfAbsent)
+        try people.upsert(["_id": "p", "name": "Max"])
+        try people.upsert(["_id": "p", "name": "Adam"], writeStrategy: .insertDefaultIfAbsent)
+        #expect(try people.findByID("p").exec()?[path: ["name"]] == "Max")
+        try people.upsert(["_id": "p", "name": "Zed"], writeStrategy: .insertIfAbsent)
+        #expect(try people.findByID("p").exec()?[path: ["name"]] == "Max")
+        let before = t.store.changeSequence
+        try people.upsert(["_id": "p", "name": "Max"], writeStrategy: .updateDifferentOnly)
+        #expect(t.store.changeSequence == before, "an unchanged value writes nothing")
+        try people.upsert(["_id": "p", "name": "Max", "age": 40], writeStrategy: .updateDifferentOnly)
+        #expect(t.store.changeSequence == before + 1)
+    }
+
+    @Test("a second process (or store) opening the same data directory gets a clear error")
+    func exclusiveDirectory() throws {
+        let t = try TemporaryStore()
+        #expect {
+            _ = try Store(directory: t.directory)
+        } throws: { error in
+            "\(error)".contains("in use by process")
+        }
+    }
+
+    @Test("the site id and the clock survive reopening")
+    func reopen() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-test-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var site: SiteID
+        do {
+            let store = try Store(directory: directory)
+            site = store.site
+            try store.collection("a").upsert(["_id": "1", "v": 1])
+        }
+        // A wall clock that went backwards (a Pi without a real-time clock) must not reuse stamps.
+        var options = Store.Options()
+        options.physicalClock = { 1000 }
+        let reopened = try Store(directory: directory, options: options)
+        #expect(reopened.site == site)
+        try reopened.collection("a").upsert(["_id": "1", "v": 2])
+        #expect(try reopened.collection("a").findByID("1").exec()?[path: ["v"]] == 2)
+    }
+}
