@@ -70,8 +70,9 @@ public final class Store: Sendable {
         try StoreSchema.migrator.migrate(writer)
         let (site, lastTime, lastSequence) = try writer.write { db -> (SiteID, Timestamp, Int64) in
             let site: SiteID
-            if let raw = try UInt64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'site'") {
-                site = SiteID(raw)
+            // Stored as the Int64 with the same bits: SQLite integers are signed.
+            if let raw = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'site'") {
+                site = SiteID(UInt64(bitPattern: raw))
             } else {
                 site = SiteID.random()
                 try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('site', ?)", arguments: [Int64(bitPattern: site.rawValue)])
