@@ -6,9 +6,11 @@ struct Arcus: AsyncParsableCommand {
         commandName: "arcus",
         abstract: "Arcus: an edge sync agent. Every device keeps a CRDT document store and syncs it with whoever is near.",
         discussion: """
-            Start with `arcus bench trace FILE` to replay a workload trace and compare Arcus with the \
-            anchor engines. Run `arcus help <command>` for any command's options.
+            Try `arcus exec --data ./data "INSERT INTO cars DOCUMENTS ({'make': 'toyota'})"`, then \
+            `arcus exec --data ./data "SELECT * FROM cars"`. `arcus bench trace FILE` replays a workload \
+            trace; `arcus bench store` measures the store against plain SQLite. Run `arcus help <command>` \
+            for any command's options.
             """,
-        subcommands: [Bench.self]
+        subcommands: [Exec.self, Bench.self]
     )
 }

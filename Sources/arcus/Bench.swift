@@ -4,7 +4,7 @@ import ArgumentParser
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure Arcus and print figures, one JSON line per run.",
-        subcommands: [BenchTrace.self]
+        subcommands: [BenchTrace.self, BenchWriteLoad.self]
     )
 }
 
@@ -41,5 +41,26 @@ struct BenchTrace: AsyncParsableCommand {
         let figures = try TraceBench(trace: trace).run(progress: progress)
         if !quiet { Terminal.clearProgress() }
         print(figures.jsonLine)
+    }
+}
+
+struct BenchWriteLoad: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "write-load",
+        abstract: "Write documents to collection `load`, one transaction each, printing each _id after its commit.",
+        discussion: "Used by the crash-safety test: whatever this printed must still be in the store after SIGKILL."
+    )
+
+    @Option(help: "The data directory of the store.")
+    var data: String
+
+    @Option(help: "How many documents to write (default: until stopped).")
+    var count: Int?
+
+    @Option(help: "The first _id.")
+    var start = 0
+
+    func run() throws {
+        try WriteLoad.run(data: data, count: count, start: start)
     }
 }
