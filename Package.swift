@@ -39,7 +39,11 @@ let package = Package(
             swiftSettings: optimized
         ),
         // Composition of every part; for now the benchmark runners.
-        .target(name: "ArcusAgent", dependencies: ["ArcusCRDT", "ArcusCodec", "ArcusStore"], swiftSettings: optimized),
+        .target(
+            name: "ArcusAgent",
+            dependencies: ["ArcusCRDT", "ArcusCodec", "ArcusStore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: optimized
+        ),
         .executableTarget(
             name: "arcus",
             dependencies: [

@@ -1,10 +1,11 @@
 import ArcusAgent
 import ArgumentParser
+import Foundation
 
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure Arcus and print figures, one JSON line per run.",
-        subcommands: [BenchTrace.self, BenchWriteLoad.self]
+        subcommands: [BenchTrace.self, BenchStore.self, BenchWriteLoad.self]
     )
 }
 
@@ -39,6 +40,36 @@ struct BenchTrace: AsyncParsableCommand {
             Terminal.progress("replaying \(trace.operations.count) operations", share: share)
         }
         let figures = try TraceBench(trace: trace).run(progress: progress)
+        if !quiet { Terminal.clearProgress() }
+        print(figures.jsonLine)
+    }
+}
+
+struct BenchStore: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "store",
+        abstract: "Measure the store against a plain SQLite table of JSON text, in the same run.",
+        discussion: """
+            Writes N documents shaped like the fleet trace's in transactions of 100, N/10 more one \
+            transaction each, reads documents by _id, runs an equality SELECT without and with an index, \
+            and times an observer — the same work on both engines, taking turns. Build with -c release.
+            """
+    )
+
+    @Option(help: "How many documents to write in transactions of 100.")
+    var docs = 100_000
+
+    @Option(help: "Where to put the two scratch databases (removed afterwards).")
+    var scratch: String?
+
+    @Flag(help: "Print no progress on standard error.")
+    var quiet = false
+
+    func run() throws {
+        let scratch = URL(fileURLWithPath: self.scratch ?? FileManager.default.temporaryDirectory.path)
+            .appendingPathComponent("arcus-bench-store-\(ProcessInfo.processInfo.processIdentifier)")
+        let progress: ((String, Double) -> Void)? = quiet ? nil : { phase, share in Terminal.progress(phase, share: share) }
+        let figures = try StoreBench(documents: docs, scratch: scratch).run(progress: progress)
         if !quiet { Terminal.clearProgress() }
         print(figures.jsonLine)
     }

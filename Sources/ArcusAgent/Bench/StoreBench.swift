@@ -1,0 +1,187 @@
+import ArcusCRDT
+import ArcusStore
+import Dispatch
+import Foundation
+import Synchronization
+
+/// `arcus bench store`: the store against a plain SQLite table of JSON text doing the same work
+/// in the same run — upserts in transactions of 100 and of 1, point reads, an equality SELECT
+/// without and with an index — and how soon an observer hears of a commit. The two engines take
+/// turns chunk by chunk, so a noisy neighbour slows both alike and the ratios hold.
+public struct StoreBench {
+    public struct Figures: Sendable {
+        public var documents = 0
+        public var arcusBatchedPerSecond = 0.0, sqliteBatchedPerSecond = 0.0
+        public var arcusSinglePerSecond = 0.0, sqliteSinglePerSecond = 0.0
+        public var arcusPointReadMicroseconds = 0.0, sqlitePointReadMicroseconds = 0.0
+        public var arcusScanSelectMilliseconds = 0.0, sqliteScanSelectMilliseconds = 0.0
+        public var arcusIndexedSelectMilliseconds = 0.0, sqliteIndexedSelectMilliseconds = 0.0
+        public var observerLatencyMilliseconds = 0.0
+        public var selectRows = 0
+
+        public var jsonLine: String {
+            func r(_ x: Double, _ digits: Int = 3) -> Value {
+                var scale = 1.0
+                for _ in 0..<digits { scale *= 10 }
+                return .double((x * scale).rounded() / scale)
+            }
+            let fields: [(String, Value)] = [
+                ("bench", "store"), ("docs", .int(Int64(documents))),
+                ("arcus_batched_per_s", r(arcusBatchedPerSecond, 0)), ("sqlite_batched_per_s", r(sqliteBatchedPerSecond, 0)),
+                ("batched_ratio", r(arcusBatchedPerSecond / sqliteBatchedPerSecond)),
+                ("arcus_single_per_s", r(arcusSinglePerSecond, 0)), ("sqlite_single_per_s", r(sqliteSinglePerSecond, 0)),
+                ("single_ratio", r(arcusSinglePerSecond / sqliteSinglePerSecond)),
+                ("arcus_point_read_us", r(arcusPointReadMicroseconds, 1)), ("sqlite_point_read_us", r(sqlitePointReadMicroseconds, 1)),
+                ("arcus_scan_select_ms", r(arcusScanSelectMilliseconds)), ("sqlite_scan_select_ms", r(sqliteScanSelectMilliseconds)),
+                ("arcus_indexed_select_ms", r(arcusIndexedSelectMilliseconds)), ("sqlite_indexed_select_ms", r(sqliteIndexedSelectMilliseconds)),
+                ("indexed_select_ratio", r(arcusIndexedSelectMilliseconds / sqliteIndexedSelectMilliseconds)),
+                ("select_rows", .int(Int64(selectRows))), ("observer_latency_ms", r(observerLatencyMilliseconds)),
+            ]
+            return "{" + fields.map { "\(Value.string($0.0).jsonString): \($0.1.jsonString)" }.joined(separator: ", ") + "}"
+        }
+    }
+
+    public let documentCount: Int
+    /// Where both databases live; removed afterwards.
+    public let scratch: URL
+
+    public init(documents: Int, scratch: URL) {
+        documentCount = documents
+        self.scratch = scratch
+    }
+
+    /// `progress` hears the phase and the share of it done (0…1).
+    public func run(progress: ((String, Double) -> Void)? = nil) throws -> Figures {
+        guard documentCount >= 1000 else { throw BenchError("--docs must be at least 1000, so that each phase has work to time") }
+        let fileManager = FileManager.default
+        try fileManager.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? fileManager.removeItem(at: scratch) }
+        let store = try Store(directory: scratch.appendingPathComponent("arcus"))
+        let plain = try PlainJSONTable(path: scratch.appendingPathComponent("plain.sqlite").path)
+
+        var generator = FleetDocuments(seed: 1)
+        let singles = max(documentCount / 10, 100)
+        let documents = (0..<(documentCount + singles)).map { generator.document($0) }
+        var figures = Figures()
+        figures.documents = documentCount
+        let chunks = 10
+
+        // Upserts in transactions of 100, taking turns by tenths.
+        var arcusTime = 0.0, plainTime = 0.0
+        for chunk in 0..<chunks {
+            let range = (documentCount * chunk / chunks)..<(documentCount * (chunk + 1) / chunks)
+            arcusTime += try timed {
+                for start in stride(from: range.lowerBound, to: range.upperBound, by: 100) {
+                    let batch = documents[start..<min(start + 100, range.upperBound)]
+                    _ = try store.write { tx in
+                        for document in batch { _ = try tx.upsert(document, into: "orders") }
+                    }
+                }
+            }
+            plainTime += try timed {
+                for start in stride(from: range.lowerBound, to: range.upperBound, by: 100) {
+                    try plain.upsert(documents[start..<min(start + 100, range.upperBound)])
+                }
+            }
+            progress?("upserts in transactions of 100", Double(chunk + 1) / Double(chunks))
+        }
+        figures.arcusBatchedPerSecond = Double(documentCount) / arcusTime
+        figures.sqliteBatchedPerSecond = Double(documentCount) / plainTime
+
+        // Upserts one transaction each: new documents after the first N.
+        arcusTime = 0; plainTime = 0
+        for chunk in 0..<chunks {
+            let range = (documentCount + singles * chunk / chunks)..<(documentCount + singles * (chunk + 1) / chunks)
+            arcusTime += try timed {
+                for n in range { _ = try store.write { tx in _ = try tx.upsert(documents[n], into: "orders") } }
+            }
+            plainTime += try timed {
+                for n in range { try plain.upsert(documents[n...n]) }
+            }
+            progress?("upserts one transaction each", Double(chunk + 1) / Double(chunks))
+        }
+        figures.arcusSinglePerSecond = Double(singles) / arcusTime
+        figures.sqliteSinglePerSecond = Double(singles) / plainTime
+
+        // Point reads of random documents.
+        var random = SplitMix64(seed: 2)
+        let total = documentCount + singles
+        let reads = (0..<min(20_000, total)).map { _ in FleetDocuments.id(Int.random(in: 0..<total, using: &random)) }
+        let orders = store.collection("orders")
+        arcusTime = 0; plainTime = 0
+        for chunk in 0..<chunks {
+            let slice = reads[(reads.count * chunk / chunks)..<(reads.count * (chunk + 1) / chunks)]
+            arcusTime += try timed {
+                for id in slice where try orders.findByID(.string(id)).exec() == nil { throw BenchError("document \(id) missing from the store") }
+            }
+            plainTime += try timed {
+                for id in slice where try plain.document(id: id) == nil { throw BenchError("document \(id) missing from the plain table") }
+            }
+            progress?("point reads", Double(chunk + 1) / Double(chunks))
+        }
+        figures.arcusPointReadMicroseconds = arcusTime / Double(reads.count) * 1e6
+        figures.sqlitePointReadMicroseconds = plainTime / Double(reads.count) * 1e6
+
+        // Equality SELECT, first scanning, then through an index on the field.
+        let query = "SELECT * FROM orders WHERE flightNo = :flight"
+        func compareSelects(_ count: Int, phase: String) throws -> (arcus: Double, plain: Double, rows: Int) {
+            var arcus = 0.0, sqlite = 0.0, rows = 0
+            for i in 0..<count {
+                let flight = FleetDocuments.flight(i * 7919)
+                var arcusRows = 0, plainRows = 0
+                arcus += try timed { arcusRows = try store.execute(query, arguments: ["flight": .string(flight)]).items.count }
+                sqlite += try timed { plainRows = try plain.documents(where: "flightNo", equals: flight).count }
+                guard arcusRows == plainRows else { throw BenchError("\(phase): Arcus found \(arcusRows) documents, SQLite \(plainRows)") }
+                rows = arcusRows
+                progress?(phase, Double(i + 1) / Double(count))
+            }
+            return (arcus / Double(count) * 1e3, sqlite / Double(count) * 1e3, rows)
+        }
+        let scans = try compareSelects(5, phase: "equality SELECT without an index")
+        figures.arcusScanSelectMilliseconds = scans.arcus
+        figures.sqliteScanSelectMilliseconds = scans.plain
+        _ = try store.execute("CREATE INDEX orders_flight ON orders (flightNo)")
+        try plain.createIndex(on: "flightNo")
+        let indexed = try compareSelects(200, phase: "equality SELECT with an index")
+        figures.arcusIndexedSelectMilliseconds = indexed.arcus
+        figures.sqliteIndexedSelectMilliseconds = indexed.plain
+        figures.selectRows = indexed.rows
+
+        figures.observerLatencyMilliseconds = try observerLatency(store, documents: documents, progress: progress)
+        return figures
+    }
+
+    /// The median time from starting a one-document write to its observer's event, commit
+    /// included, for an indexed equality observer over the whole collection.
+    private func observerLatency(_ store: Store, documents: [[String: Value]], progress: ((String, Double) -> Void)?) throws -> Double {
+        let delivered = DispatchSemaphore(value: 0)
+        let deliveredAt = Mutex(0.0)
+        let flight = FleetDocuments.flight(7)
+        let observer = try store.registerObserver("SELECT * FROM orders WHERE flightNo = :flight", arguments: ["flight": .string(flight)]) { _ in
+            deliveredAt.withLock { $0 = monotonicSeconds() }
+            delivered.signal()
+        }
+        defer { observer.cancel() }
+        delivered.wait()  // the first result
+        let rounds = 200
+        var latencies: [Double] = []
+        for round in 0..<rounds {
+            let n = 7 + (round % (documentCount / FleetDocuments.flights)) * FleetDocuments.flights
+            let started = monotonicSeconds()
+            _ = try store.write { tx in
+                _ = try tx.upsert(["_id": documents[n]["_id"]!, "status": .string("round \(round)")], into: "orders")
+            }
+            guard delivered.wait(timeout: .now() + 10) == .success else { throw BenchError("the observer heard nothing of a commit within 10 s") }
+            latencies.append(deliveredAt.withLock { $0 } - started)
+            progress?("observer latency", Double(round + 1) / Double(rounds))
+        }
+        latencies.sort()
+        return latencies[latencies.count / 2] * 1e3
+    }
+
+    private func timed(_ body: () throws -> Void) throws -> Double {
+        let start = monotonicSeconds()
+        try body()
+        return monotonicSeconds() - start
+    }
+}
