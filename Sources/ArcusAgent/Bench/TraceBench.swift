@@ -107,9 +107,12 @@ public struct TraceBench {
         }
         let reference = replicas[0].stateJSON(collections: trace.header.collections).jsonString
         figures.stateJSONBytes = reference.utf8.count
+        // A replica may hold an empty state for a key whose only local write changed nothing
+        // (an unset of a field it never had); absent and empty are the same document.
+        let empty = DocumentState().root
+        let allKeys = Set(replicas.flatMap(\.keys))
         let statesAgree = replicas.dropFirst().allSatisfy { replica in
-            replica.keys.count == replicas[0].keys.count
-                && replica.keys.allSatisfy { replicas[0].state(of: $0)?.root == replica.state(of: $0)?.root }
+            allKeys.allSatisfy { (replicas[0].state(of: $0)?.root ?? empty) == (replica.state(of: $0)?.root ?? empty) }
         }
         figures.converged = statesAgree
             && replicas.allSatisfy { $0.stateJSON(collections: trace.header.collections).jsonString == reference }
