@@ -7,11 +7,15 @@ import ArcusCRDT
 ///     doc["ownedCars"].counter?.increment(by: 1)
 ///     doc["note"].remove()
 ///
-/// Each change is a CRDT mutation with its own stamp; all of them commit together.
+/// Each change is a CRDT mutation with its own stamp; all of them commit together. A change
+/// that may not be made (to `_id`, too deep, NaN) is refused, and `update` then throws and
+/// writes nothing.
 public final class MutableDocument {
     public let id: Value
     var state: DocumentState
     var delta: DocumentState?
+    /// The first change refused, thrown by `update` once the closure returns.
+    private(set) var refusal: StoreError?
     private let stamp: () -> Stamp
 
     init(id: Value, state: DocumentState, stamp: @escaping () -> Stamp) {
@@ -31,6 +35,17 @@ public final class MutableDocument {
     }
 
     func nextStamp() -> Stamp { stamp() }
+
+    /// Runs `change` only if `check` passes; otherwise remembers why not.
+    func attempt(_ check: () throws -> Void, _ change: () -> DocumentState?) {
+        guard refusal == nil else { return }
+        do {
+            try check()
+            record(change())
+        } catch {
+            refusal = error as? StoreError ?? .invalidDocument("\(error)")
+        }
+    }
 }
 
 /// One field of a `MutableDocument`.
@@ -46,15 +61,21 @@ public struct MutableField {
     /// Sets the field, replacing what it held. Objects become maps unless `as: .register`.
     public func set(_ value: Value, as type: FieldType? = nil) {
         let hints = type.map { TypeHints(fields: [path: $0]) } ?? .objectsAreMaps
-        document.record(document.state.set(path, to: value, at: document.nextStamp(), hints: hints))
+        document.attempt({ try DocumentValidation.check(value, at: path) }) {
+            document.state.set(path, to: value, at: document.nextStamp(), hints: hints)
+        }
     }
 
     public func set(_ token: AttachmentToken) {
-        document.record(document.state.setAttachment(path, to: token, at: document.nextStamp()))
+        document.attempt({ try DocumentValidation.checkPath(path) }) {
+            document.state.setAttachment(path, to: token, at: document.nextStamp())
+        }
     }
 
     public func remove() {
-        document.record(document.state.unset(path, at: document.nextStamp()))
+        document.attempt({ try DocumentValidation.checkPath(path) }) {
+            document.state.unset(path, at: document.nextStamp())
+        }
     }
 
     /// The field as a counter, or nil when it holds something else.
@@ -66,7 +87,9 @@ public struct MutableField {
     /// Replaces whatever the field holds by a counter at zero.
     @discardableResult
     public func replaceWithCounter() -> MutableCounter {
-        document.record(document.state.replaceWithCounter(path, at: document.nextStamp()))
+        document.attempt({ try DocumentValidation.checkPath(path) }) {
+            document.state.replaceWithCounter(path, at: document.nextStamp())
+        }
         return MutableCounter(field: self)
     }
 }
@@ -81,7 +104,13 @@ public struct MutableCounter {
 
     func increment(by amount: Number) {
         let document = field.document
-        document.record(document.state.increment(field.path, by: amount, at: document.nextStamp()))
+        document.attempt({
+            if case .double(let d) = amount, !d.isFinite {
+                throw StoreError.invalidDocument("cannot increment \(field.path) by \(d); use a finite number")
+            }
+        }) {
+            document.state.increment(field.path, by: amount, at: document.nextStamp())
+        }
     }
 
     public var value: Number { field.document.state.slot(at: field.path)?.counter?.value ?? .zero }
@@ -90,13 +119,15 @@ public struct MutableCounter {
 extension WriteTransaction {
     /// Runs `body` on the document at `key` (created if absent); returns whether it changed.
     func update(_ key: DocumentKey, _ body: (MutableDocument) throws -> Void) throws -> Bool {
-        let state = try DocumentRows.load(db, key) ?? DocumentState()
+        let row = DocumentRows.RowID(key)
+        let state = try DocumentRows.load(db, row) ?? DocumentState()
         let wasLive = state.isLive, hadAttachments = !state.attachments.isEmpty
         let store = self.store
         let document = MutableDocument(id: key.id, state: state, stamp: { store.stamp() })
         try body(document)
+        if let refusal = document.refusal { throw refusal }
         guard let delta = document.delta else { return false }
-        try save(key, state: document.state, delta: delta, wasLive: wasLive, hadAttachments: hadAttachments)
+        try save(row, state: document.state, delta: delta, wasLive: wasLive, hadAttachments: hadAttachments)
         return true
     }
 }

@@ -52,6 +52,8 @@ final class ObserverRegistry: Sendable {
 
     func remove(_ id: UInt64) { _ = state.withLock { $0.registrations.removeValue(forKey: id) } }
 
+    var isEmpty: Bool { state.withLock { $0.registrations.isEmpty } }
+
     func contains(_ id: UInt64) -> Bool { state.withLock { $0.registrations[id] != nil } }
 
     /// Called once per commit, in commit order (on the writer, after the commit).

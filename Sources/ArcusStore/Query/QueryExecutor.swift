@@ -100,7 +100,7 @@ struct QueryExecutor {
         for document in try insert.evaluateDocuments(arguments: [:]) {
             guard case .object(var fields) = document else { throw StoreError.invalidDocument("INSERT documents must be objects") }
             let id = try DocumentIdentity.take(from: &fields)
-            try DocumentIdentity.check(fields)
+            try DocumentValidation.check(fields)
             let key = DocumentKey(collection: insert.collection, id: id)
             var strategy = WriteStrategy.merge
             if insert.initial {
@@ -130,7 +130,9 @@ struct QueryExecutor {
             guard let id = document[path: ["_id"]] else { continue }
             // Every right-hand side sees the document as it was before this statement.
             let values = try update.assignments.map { assignment -> (FieldPath, Value?) in
-                (assignment.path, try evaluator.evaluate(assignment.value, in: document))
+                let value = try evaluator.evaluate(assignment.value, in: document)
+                if let value { try DocumentValidation.check(value, at: assignment.path) }
+                return (assignment.path, value)
             }
             let changed = try transaction.mutate(DocumentKey(collection: update.collection, id: id)) { state, stamp in
                 var delta: DocumentState?

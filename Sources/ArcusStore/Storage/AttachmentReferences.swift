@@ -6,7 +6,9 @@ import GRDB
 enum AttachmentReferences {
     /// Records the attachments `state` holds (replacing what was recorded for `key`); skips the
     /// work for the common document that neither has nor had attachments.
-    static func update(_ db: Database, _ key: DocumentKey, state: DocumentState, hadAttachments: Bool) throws {
+    static func update(_ db: Database, _ row: DocumentRows.RowID, state: DocumentState, hadAttachments: Bool) throws {
+        guard hadAttachments || !state.attachments.isEmpty else { return }
+        let key = row.key
         let hashes = Set(state.cells.compactMap { cell -> [UInt8]? in
             guard cell.kind == .register, cell.flag == .attachment else { return nil }
             return state.attachments[Int(cell.index)].hash

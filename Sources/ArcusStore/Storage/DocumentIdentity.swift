@@ -16,13 +16,6 @@ enum DocumentIdentity {
         }
     }
 
-    /// A document's fields must nest no deeper than `Value.maximumNestingDepth` in all.
-    static func check(_ fields: [String: Value]) throws {
-        for (name, value) in fields where value.nestingDepth + 1 > Value.maximumNestingDepth {
-            throw StoreError.invalidDocument("field \(name) nests deeper than \(Value.maximumNestingDepth) levels")
-        }
-    }
-
     /// 24 hex digits like a MongoDB ObjectId: seconds since 1970, then 8 random bytes, so ids
     /// made later sort later and collide with negligible probability.
     static func generate() -> String {

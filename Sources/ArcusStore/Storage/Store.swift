@@ -120,13 +120,26 @@ public final class Store: Sendable {
     @discardableResult
     public func write(_ body: (WriteTransaction) throws -> Void) throws -> [WriteTransaction.Result] {
         guard !WriteMarker.isInsideWrite else { throw StoreError.nestedWriteTransaction }
-        return try writer.write { db in
+        return try writer.writeWithoutTransaction { db in
             WriteMarker.enter()
             defer { WriteMarker.leave() }
-            let transaction = WriteTransaction(store: self, db: db)
-            try body(transaction)
-            try transaction.finish()
-            return transaction.results
+            // One writer at a time: what the change log held before is still its latest position
+            // if this transaction rolls back.
+            let sequenceBefore = changeSequence
+            do {
+                var results: [WriteTransaction.Result] = []
+                try db.inTransaction {
+                    let transaction = WriteTransaction(store: self, db: db)
+                    try body(transaction)
+                    try transaction.finish()
+                    results = transaction.results
+                    return .commit
+                }
+                return results
+            } catch {
+                sequence.withLock { $0 = sequenceBefore }
+                throw error
+            }
         }
     }
 
@@ -135,11 +148,17 @@ public final class Store: Sendable {
         try writer.read(body)
     }
 
+    /// SQLite's own check of the database file (`PRAGMA integrity_check`): `["ok"]`, or one line
+    /// per problem found.
+    public func checkIntegrity() throws -> [String] {
+        try writer.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+    }
+
     /// Field indexes, cached: the planner consults them on every query.
     var fieldIndexes: [FieldIndex] { indexes.withLock { $0 } }
 
     func persistClock(_ db: Database) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('clock', ?)",
-                       arguments: [Int64(bitPattern: lastTime.rawValue)])
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('clock', ?)")
+            .execute(arguments: [Int64(bitPattern: lastTime.rawValue)])
     }
 }

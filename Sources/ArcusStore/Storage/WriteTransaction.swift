@@ -44,7 +44,7 @@ public final class WriteTransaction {
     public func upsert(_ fields: [String: Value], into collection: String, strategy: WriteStrategy = .merge, hints: TypeHints = .objectsAreMaps) throws -> Value {
         var fields = fields
         let id = try DocumentIdentity.take(from: &fields)
-        try DocumentIdentity.check(fields)
+        try DocumentValidation.check(fields)
         try mutate(DocumentKey(collection: collection, id: id)) { state, stamp in
             state.upsert(fields, strategy: strategy, at: stamp, hints: hints)
         }
@@ -75,22 +75,23 @@ public final class WriteTransaction {
     /// the mutation changed anything.
     @discardableResult
     func mutate(_ key: DocumentKey, _ mutation: (inout DocumentState, Stamp) -> DocumentState?) throws -> Bool {
-        var state = try DocumentRows.load(db, key) ?? DocumentState()
+        let row = DocumentRows.RowID(key)
+        var state = try DocumentRows.load(db, row) ?? DocumentState()
         let wasLive = state.isLive, hadAttachments = !state.attachments.isEmpty
         guard let delta = mutation(&state, store.stamp()) else { return false }
-        try save(key, state: state, delta: delta, wasLive: wasLive, hadAttachments: hadAttachments)
+        try save(row, state: state, delta: delta, wasLive: wasLive, hadAttachments: hadAttachments)
         return true
     }
 
     /// Stores a document's new state and records the change.
-    func save(_ key: DocumentKey, state: DocumentState, delta: DocumentState, wasLive: Bool, hadAttachments: Bool) throws {
+    func save(_ row: DocumentRows.RowID, state: DocumentState, delta: DocumentState, wasLive: Bool, hadAttachments: Bool) throws {
         let sequence = store.nextSequence()
-        let value = DocumentRows.visibleValue(state, id: key.id)
-        try DocumentRows.store(db, key, state: state, value: value, sequence: sequence)
-        try AttachmentReferences.update(db, key, state: state, hadAttachments: hadAttachments)
-        changes.append(DocumentChange(key: key, delta: delta, value: value, sequence: sequence))
+        let value = DocumentRows.visibleValue(state, id: row.key.id)
+        try DocumentRows.store(db, row, state: state, value: value, sequence: sequence)
+        try AttachmentReferences.update(db, row, state: state, hadAttachments: hadAttachments)
+        changes.append(DocumentChange(key: row.key, delta: delta, value: value, sequence: sequence))
         let kind: Result.Kind = value == nil ? .removed : (wasLive ? .updated : .inserted)
-        results.append(Result(kind: kind, collection: key.collection, id: key.id))
+        results.append(Result(kind: kind, collection: row.key.collection, id: row.key.id))
     }
 
     /// Before commit: persists the clock, and arranges for observers to hear of the changes
@@ -98,6 +99,8 @@ public final class WriteTransaction {
     func finish() throws {
         guard !changes.isEmpty else { return }
         try store.persistClock(db)
+        // Observers register on the writer, so none can appear between this check and the commit.
+        guard !store.observers.isEmpty else { return }
         let changes = self.changes
         let observers = store.observers
         db.afterNextTransaction(onCommit: { _ in observers.committed(changes) })
@@ -131,10 +134,25 @@ public final class WriteTransaction {
 
 /// Reading and writing `document` rows.
 enum DocumentRows {
+    /// A document's primary key, its `_id` rendered once.
+    struct RowID {
+        let key: DocumentKey
+        let id: String
+
+        init(_ key: DocumentKey) {
+            self.key = key
+            id = key.storageID
+        }
+    }
+
     static func load(_ db: Database, _ key: DocumentKey) throws -> DocumentState? {
+        try load(db, RowID(key))
+    }
+
+    static func load(_ db: Database, _ row: RowID) throws -> DocumentState? {
         let statement = try db.cachedStatement(sql: "SELECT state FROM document WHERE collection = ? AND id = ?")
-        guard let blob = try Data.fetchOne(statement, arguments: [key.collection, key.storageID]) else { return nil }
-        return try decode(blob, key)
+        guard let blob = try Data.fetchOne(statement, arguments: [row.key.collection, row.id]) else { return nil }
+        return try decode(blob, row.key)
     }
 
     static func decode(_ blob: Data, _ key: DocumentKey) throws -> DocumentState {
@@ -161,12 +179,12 @@ enum DocumentRows {
         return .object(fields)
     }
 
-    static func store(_ db: Database, _ key: DocumentKey, state: DocumentState, value: Value?, sequence: Int64) throws {
+    static func store(_ db: Database, _ row: RowID, state: DocumentState, value: Value?, sequence: Int64) throws {
         let statement = try db.cachedStatement(sql: """
             INSERT INTO document (collection, id, state, json, seq) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT (collection, id) DO UPDATE SET state = excluded.state, json = excluded.json, seq = excluded.seq
             """)
-        try statement.execute(arguments: [key.collection, key.storageID, encode(state), value?.jsonString, sequence])
+        try statement.execute(arguments: [row.key.collection, row.id, encode(state), value?.jsonString, sequence])
     }
 }
 
