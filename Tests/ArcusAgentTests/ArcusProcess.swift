@@ -1,0 +1,64 @@
+import Foundation
+
+/// The `arcus` executable built beside these tests, run the way a user runs it.
+struct ArcusProcess {
+    struct Outcome {
+        var status: Int32
+        var standardOutput: String
+        var standardError: String
+    }
+
+    /// The binary: `ARCUS_BINARY`, or `arcus` in the build products directory that holds this
+    /// test bundle (`swift build --build-tests` builds both).
+    static func executable() throws -> URL {
+        if let path = ProcessInfo.processInfo.environment["ARCUS_BINARY"] { return URL(fileURLWithPath: path) }
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        while directory.path != "/" {
+            directory.deleteLastPathComponent()
+            let candidate = directory.appendingPathComponent("arcus")
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                return candidate
+            }
+        }
+        throw ProcessError("no arcus executable next to the tests; run `swift build --build-tests` first, or set ARCUS_BINARY")
+    }
+
+    struct ProcessError: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// Starts `arcus arguments…` with standard output going to `output` (a file, so that what it
+    /// wrote survives its death); the caller waits or kills.
+    static func start(_ arguments: [String], output: URL) throws -> Process {
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        let process = Process()
+        process.executableURL = try executable()
+        process.arguments = arguments
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// Runs `arcus arguments…` to completion.
+    static func run(_ arguments: [String]) throws -> Outcome {
+        let process = Process()
+        process.executableURL = try executable()
+        process.arguments = arguments
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-run-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let out = scratch.appendingPathComponent("out"), err = scratch.appendingPathComponent("err")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        try process.run()
+        process.waitUntilExit()
+        return Outcome(status: process.terminationStatus,
+                       standardOutput: try String(contentsOf: out, encoding: .utf8),
+                       standardError: try String(contentsOf: err, encoding: .utf8))
+    }
+}

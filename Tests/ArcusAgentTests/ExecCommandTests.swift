@@ -1,0 +1,61 @@
+import ArcusCRDT
+import Foundation
+import Testing
+
+/// `arcus exec`, run as a user runs it.
+@Suite("arcus exec")
+struct ExecCommandTests {
+    let data = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-exec-\(UUID().uuidString)").path
+
+    func exec(_ statement: String, args: String? = nil) throws -> ArcusProcess.Outcome {
+        try ArcusProcess.run(["exec", "--data", data, statement] + (args.map { ["--args", $0] } ?? []))
+    }
+
+    @Test("writes and reads print one JSON object with items and mutatedDocumentIDs")
+    func roundTrip() throws {
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let insert = try exec("INSERT INTO cars DOCUMENTS (:doc), ({'_id': 'b', 'color': 'red'})", args: #"{"doc": {"_id": "a", "color": "blue", "year": 2018}}"#)
+        #expect(insert.status == 0, "\(insert.standardError)")
+        #expect(try Value(json: insert.standardOutput) == ["items": [], "mutatedDocumentIDs": ["a", "b"]])
+        let select = try exec("SELECT * FROM cars WHERE color = :c", args: #"{"c": "blue"}"#)
+        #expect(select.status == 0)
+        #expect(try Value(json: select.standardOutput) == ["items": [["_id": "a", "color": "blue", "year": 2018]], "mutatedDocumentIDs": []])
+    }
+
+    @Test("bad statements and arguments: the position on stderr, exit status 2, nothing written")
+    func badInput() throws {
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        _ = try exec("INSERT INTO cars DOCUMENTS ({'_id': 'a'})")
+        let cases: [(statement: String, args: String?, says: String)] = [
+            ("SELECT * FRM cars", nil, "line 1, column 10"),
+            ("INSERT INTO cars DOCUMENTS ({'_id': 'b'}),\n ({'_id': 'c',})", nil, "line 2, column"),
+            ("INSERT INTO cars DOCUMENTS (:doc)", nil, "doc"),
+            ("INSERT INTO cars DOCUMENTS (:doc)", "{not json", "--args is not valid JSON"),
+            ("INSERT INTO cars DOCUMENTS (:doc)", "[1, 2]", "--args must be a JSON object"),
+            ("INSERT INTO cars DOCUMENTS ({'_id': 'a'})", nil, "already exists"),
+            ("UPDATE cars SET _id = 'z'", nil, "_id"),
+        ]
+        for bad in cases {
+            let outcome = try exec(bad.statement, args: bad.args)
+            #expect(outcome.status == 2, "\(bad.statement): exit \(outcome.status)")
+            #expect(outcome.standardError.contains(bad.says), "\(bad.statement): stderr was \(outcome.standardError)")
+            #expect(outcome.standardOutput.isEmpty)
+        }
+        let left = try exec("SELECT * FROM cars")
+        #expect(try Value(json: left.standardOutput) == ["items": [["_id": "a"]], "mutatedDocumentIDs": []])
+    }
+
+    @Test("a second process on the same data directory gets a clear error")
+    func directoryInUse() throws {
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-exec-out-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let writer = try ArcusProcess.start(["bench", "write-load", "--data", data], output: output)
+        defer { writer.terminate(); writer.waitUntilExit() }
+        // Wait until the writer holds the directory (it has written something).
+        for _ in 0..<200 where ((try? Data(contentsOf: output))?.isEmpty ?? true) { usleep(20_000) }
+        let outcome = try exec("SELECT * FROM load LIMIT 1")
+        #expect(outcome.status != 0)
+        #expect(outcome.standardError.contains("in use by process \(writer.processIdentifier)"), "\(outcome.standardError)")
+    }
+}
