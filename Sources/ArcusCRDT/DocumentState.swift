@@ -54,7 +54,7 @@ public struct DocumentState: Sendable {
 
     /// The fields readers see, as an object; nil when the document is not live.
     public var value: Value? {
-        let (object, order) = mapValue(cells.indices, depth: 0)
+        let (object, order) = mapValue(cells.indices)
         return order == nil ? nil : .object(object)
     }
 
@@ -215,8 +215,25 @@ extension DocumentState {
     }
 
     /// The visible object of the map in `range` and its latest live stamp (nil: not live).
-    func mapValue(_ range: Range<Int>, depth: UInt8) -> (object: [String: Value], order: Stamp?) {
+    func mapValue(_ range: Range<Int>) -> (object: [String: Value], order: Stamp?) {
         var object: [String: Value] = [:]
+        let order = forEachVisibleField(in: range) { span, visible in
+            object[names[Int(cells[span.field].index)]] = value(of: visible)
+        }
+        return (object, order)
+    }
+
+    /// Which component of a field readers see (see `Slot`).
+    enum VisibleComponent {
+        case register(Int)
+        case counter(Number)
+        case map(Range<Int>)
+    }
+
+    /// Calls `body` with each field of the map in `range` that readers see, in name order, and
+    /// returns the map's latest live stamp (nil: the map is not live).
+    @discardableResult
+    func forEachVisibleField(in range: Range<Int>, _ body: (FieldSpan, VisibleComponent) -> Void) -> Stamp? {
         var latest: Stamp?
         var i = range.lowerBound
         if i < range.upperBound, cells[i].kind == .marker {
@@ -225,34 +242,49 @@ extension DocumentState {
         }
         while i < range.upperBound {
             let span = self.span(ofFieldAt: i)
-            if let (value, order) = slotValue(span) {
-                object[names[Int(cells[i].index)]] = value
+            if let (visible, order) = visibleComponent(span) {
+                body(span, visible)
                 if latest == nil || latest! < order { latest = order }
             }
             i = span.end
         }
-        return (object, latest)
+        return latest
+    }
+
+    /// The latest live stamp of the map in `range`; nil when it is not live.
+    func mapOrder(_ range: Range<Int>) -> Stamp? {
+        forEachVisibleField(in: range) { _, _ in }
     }
 
     /// The visible component of one field (see `Slot`): the latest live one; on a tie map, then
     /// counter, then register.
-    func slotValue(_ span: FieldSpan) -> (Value, Stamp)? {
-        var best: (Value, Stamp)?
+    func visibleComponent(_ span: FieldSpan) -> (VisibleComponent, Stamp)? {
+        var best: (VisibleComponent, Stamp)?
         if let r = span.register, !cells[r].isRemoved {
-            let cell = cells[r]
-            let value = cell.flag == .attachment ? attachments[Int(cell.index)].value : values[Int(cell.index)]
-            best = (value, cell.order)
+            best = (.register(r), cells[r].order)
         }
         if !span.counter.isEmpty {
             let (sum, order) = counterValue(span.counter)
-            if let order, best == nil || best!.1 < order { best = (sum.value, order) }
+            if let order, best == nil || best!.1 < order { best = (.counter(sum), order) }
         }
-        if !span.nested.isEmpty {
-            let (object, order) = mapValue(span.nested, depth: cells[span.field].depth + 1)
-            if let order, best == nil || best!.1 <= order { best = (.object(object), order) }
+        if !span.nested.isEmpty, let order = mapOrder(span.nested), best == nil || best!.1 <= order {
+            best = (.map(span.nested), order)
         }
         return best
     }
+
+    func value(of visible: VisibleComponent) -> Value {
+        switch visible {
+        case .register(let r):
+            let cell = cells[r]
+            return cell.flag == .attachment ? attachments[Int(cell.index)].value : values[Int(cell.index)]
+        case .counter(let sum):
+            return sum.value
+        case .map(let nested):
+            return .object(mapValue(nested).object)
+        }
+    }
+
 }
 
 // MARK: - Equality

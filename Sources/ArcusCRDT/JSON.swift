@@ -31,68 +31,106 @@ extension Value {
 
     /// The value as compact JSON with object keys sorted, so equal values give equal text.
     public var jsonString: String {
-        var out = ""
-        out.reserveCapacity(64)
-        Value.writeJSON(self, to: &out)
-        return out
+        var writer = JSONWriter(capacity: 128)
+        writer.write(self)
+        return writer.text
     }
+}
 
-    static func writeJSON(_ value: Value, to out: inout String) {
+/// Compact JSON into UTF-8 bytes, object keys in sorted order.
+struct JSONWriter {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+
+    mutating func write(_ value: Value) {
         switch value {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .int(let i): out += String(i)
-        case .double(let d): out += d.description
-        case .string(let s): writeJSONString(s, to: &out)
-        case .binary(let bytes):
-            out += "{\"$binary\":\""
-            out += Data(bytes).base64EncodedString()
-            out += "\"}"
+        case .null: append("null")
+        case .bool(let b): append(b ? "true" : "false")
+        case .int(let i): write(i)
+        case .double(let d): write(d)
+        case .string(let s): write(s)
+        case .binary(let data):
+            append("{\"$binary\":\"")
+            append(Data(data).base64EncodedString())
+            append("\"}")
         case .array(let items):
-            out += "["
+            bytes.append(UInt8(ascii: "["))
             for (i, item) in items.enumerated() {
-                if i > 0 { out += "," }
-                writeJSON(item, to: &out)
+                if i > 0 { bytes.append(UInt8(ascii: ",")) }
+                write(item)
             }
-            out += "]"
+            bytes.append(UInt8(ascii: "]"))
         case .object(let fields):
-            out += "{"
-            for (i, key) in fields.keys.sorted().enumerated() {
-                if i > 0 { out += "," }
-                writeJSONString(key, to: &out)
-                out += ":"
-                writeJSON(fields[key]!, to: &out)
+            bytes.append(UInt8(ascii: "{"))
+            for (i, field) in fields.sorted(by: { $0.key < $1.key }).enumerated() {
+                if i > 0 { bytes.append(UInt8(ascii: ",")) }
+                write(field.key)
+                bytes.append(UInt8(ascii: ":"))
+                write(field.value)
             }
-            out += "}"
+            bytes.append(UInt8(ascii: "}"))
         }
     }
 
-    static func writeJSONString(_ s: String, to out: inout String) {
-        out += "\""
-        var needsEscape = false
-        for byte in s.utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-            needsEscape = true
-            break
+    mutating func write(_ i: Int64) {
+        if i < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = i.magnitude
+        if magnitude < 10 {
+            bytes.append(UInt8(ascii: "0") + UInt8(magnitude))
+            return
         }
-        if !needsEscape {
-            out += s
-        } else {
-            for scalar in s.unicodeScalars {
-                switch scalar {
-                case "\"": out += "\\\""
-                case "\\": out += "\\\\"
-                case "\n": out += "\\n"
-                case "\r": out += "\\r"
-                case "\t": out += "\\t"
-                case _ where scalar.value < 0x20:
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                default: out.unicodeScalars.append(scalar)
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            while magnitude > 0 {
+                buffer[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            }
+            bytes.append(contentsOf: buffer[(24 - count)...])
+        }
+    }
+
+    mutating func write(_ d: Double) { append(d.description) }
+
+    mutating func write(_ s: String) {
+        bytes.append(UInt8(ascii: "\""))
+        var s = s
+        s.withUTF8 { utf8 in
+            var clean = 0  // start of the run of bytes that need no escape
+            for (i, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[clean..<i]))
+                clean = i + 1
+                bytes.append(UInt8(ascii: "\\"))
+                switch byte {
+                case 0x22: bytes.append(0x22)
+                case 0x5C: bytes.append(0x5C)
+                case 0x0A: bytes.append(UInt8(ascii: "n"))
+                case 0x0D: bytes.append(UInt8(ascii: "r"))
+                case 0x09: bytes.append(UInt8(ascii: "t"))
+                default:
+                    let hex = Array("0123456789abcdef".utf8)
+                    bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
                 }
             }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[clean...]))
         }
-        out += "\""
+        bytes.append(UInt8(ascii: "\""))
     }
+
+    mutating func append(_ s: String) {
+        var s = s
+        s.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func append(_ s: StaticString) {
+        s.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func append(byte: UInt8) { bytes.append(byte) }
 }
 
 /// A strict RFC 8259 reader over UTF-8 bytes.

@@ -4,8 +4,8 @@ import GRDB
 
 /// The baseline of `arcus bench store`: what an app would do with SQLite alone — one table of
 /// JSON text keyed by `_id`, in WAL mode with the store's synchronous setting, through the same
-/// SQLite and GRDB. Reads parse the JSON with the same parser Arcus uses, so the comparison
-/// measures the store, not the parser.
+/// SQLite and GRDB, with cached statements as a careful app would. Reads parse the JSON with
+/// the same parser Arcus uses, so the comparison measures the store, not the parser.
 final class PlainJSONTable {
     private let pool: DatabasePool
 
@@ -31,13 +31,13 @@ final class PlainJSONTable {
 
     func document(id: String) throws -> Value? {
         try pool.read { db in
-            try String.fetchOne(db, sql: "SELECT json FROM docs WHERE id = ?", arguments: [id]).map { try Value(json: $0) }
+            try String.fetchOne(db.cachedStatement(sql: "SELECT json FROM docs WHERE id = ?"), arguments: [id]).map { try Value(json: $0) }
         }
     }
 
     func documents(where field: String, equals value: String) throws -> [Value] {
         try pool.read { db in
-            try String.fetchAll(db, sql: "SELECT json FROM docs WHERE json_extract(json, '$.\(field)') = ?", arguments: [value])
+            try String.fetchAll(db.cachedStatement(sql: "SELECT json FROM docs WHERE json_extract(json, '$.\(field)') = ?"), arguments: [value])
                 .map { try Value(json: $0) }
         }
     }

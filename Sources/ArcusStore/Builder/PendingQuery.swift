@@ -102,10 +102,7 @@ public struct PendingIDQuery: Sendable {
     /// The document as readers see it, or nil when there is none.
     public func exec() throws -> Value? {
         let key = self.key
-        return try collection.store.read { db in
-            guard let state = try DocumentRows.load(db, key) else { return nil }
-            return DocumentRows.visibleValue(state, id: key.id)
-        }
+        return try collection.store.read { db in try DocumentRows.visibleValue(db, DocumentRows.RowID(key)) }
     }
 
     /// Changes the document with `body` (creating it if needed); returns whether it changed.

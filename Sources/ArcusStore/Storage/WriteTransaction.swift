@@ -8,9 +8,13 @@ public struct DocumentChange: Sendable {
     public var key: DocumentKey
     /// The delta the write produced (nil for an eviction, which is local and never synced).
     public var delta: DocumentState?
-    /// The document as readers now see it, `_id` included; nil when removed or evicted.
-    public var value: Value?
+    /// The document's whole new state (nil when evicted).
+    public var state: DocumentState?
     public var sequence: Int64
+
+    /// The document as readers now see it, `_id` included; nil when removed or evicted.
+    /// Computed on demand: most commits have no observer that needs it.
+    public var value: Value? { state.flatMap { DocumentRows.visibleValue($0, id: key.id) } }
 }
 
 /// The writes of one transaction. Only valid inside the `Store.write` closure that made it.
@@ -66,7 +70,7 @@ public final class WriteTransaction {
         try db.execute(sql: "DELETE FROM document WHERE collection = ? AND id = ?", arguments: [key.collection, id])
         try AttachmentReferences.clear(db, key)
         let sequence = store.nextSequence()
-        changes.append(DocumentChange(key: key, delta: nil, value: nil, sequence: sequence))
+        changes.append(DocumentChange(key: key, delta: nil, state: nil, sequence: sequence))
         results.append(Result(kind: .evicted, collection: key.collection, id: key.id))
         return true
     }
@@ -86,11 +90,11 @@ public final class WriteTransaction {
     /// Stores a document's new state and records the change.
     func save(_ row: DocumentRows.RowID, state: DocumentState, delta: DocumentState, wasLive: Bool, hadAttachments: Bool) throws {
         let sequence = store.nextSequence()
-        let value = DocumentRows.visibleValue(state, id: row.key.id)
-        try DocumentRows.store(db, row, state: state, value: value, sequence: sequence)
+        let json = state.visibleJSON(adding: ("_id", row.key.id))
+        try DocumentRows.store(db, row, state: state, json: json, sequence: sequence)
         try AttachmentReferences.update(db, row, state: state, hadAttachments: hadAttachments)
-        changes.append(DocumentChange(key: row.key, delta: delta, value: value, sequence: sequence))
-        let kind: Result.Kind = value == nil ? .removed : (wasLive ? .updated : .inserted)
+        changes.append(DocumentChange(key: row.key, delta: delta, state: state, sequence: sequence))
+        let kind: Result.Kind = json == nil ? .removed : (wasLive ? .updated : .inserted)
         results.append(Result(kind: kind, collection: row.key.collection, id: row.key.id))
     }
 
@@ -155,6 +159,13 @@ enum DocumentRows {
         return try decode(blob, row.key)
     }
 
+    /// The document as readers see it, from its materialised JSON; nil when there is none.
+    static func visibleValue(_ db: Database, _ row: RowID) throws -> Value? {
+        let statement = try db.cachedStatement(sql: "SELECT json FROM document WHERE collection = ? AND id = ?")
+        guard let json = try String.fetchOne(statement, arguments: [row.key.collection, row.id]) else { return nil }
+        return try Value(json: json)
+    }
+
     static func decode(_ blob: Data, _ key: DocumentKey) throws -> DocumentState {
         var context = DecodingContext()
         var reader = ByteReader(Array(blob))
@@ -179,12 +190,12 @@ enum DocumentRows {
         return .object(fields)
     }
 
-    static func store(_ db: Database, _ row: RowID, state: DocumentState, value: Value?, sequence: Int64) throws {
+    static func store(_ db: Database, _ row: RowID, state: DocumentState, json: String?, sequence: Int64) throws {
         let statement = try db.cachedStatement(sql: """
             INSERT INTO document (collection, id, state, json, seq) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT (collection, id) DO UPDATE SET state = excluded.state, json = excluded.json, seq = excluded.seq
             """)
-        try statement.execute(arguments: [row.key.collection, row.id, encode(state), value?.jsonString, sequence])
+        try statement.execute(arguments: [row.key.collection, row.id, encode(state), json, sequence])
     }
 }
 
