@@ -47,3 +47,20 @@ enum DocumentValidation {
         }
     }
 }
+
+extension DocumentValidation {
+    /// A delta from elsewhere (a peer): nothing in it may nest deeper than a document may.
+    static func check(delta: DocumentState, key: DocumentKey) throws {
+        let limit = Value.maximumNestingDepth
+        for cell in delta.cells {
+            // A field at cell depth d has a path of d + 1 names; a map there adds a level.
+            var depth = Int(cell.depth) + 2
+            if cell.kind == .register, cell.flag == .value, Int(cell.index) < delta.values.count {
+                depth = Int(cell.depth) + 1 + delta.values[Int(cell.index)].nestingDepth
+            }
+            guard depth <= limit else {
+                throw StoreError.invalidDocument("a change to \(key.collection)/\(key.storageID) nests deeper than \(limit) levels; it was not merged")
+            }
+        }
+    }
+}

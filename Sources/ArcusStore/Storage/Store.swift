@@ -19,6 +19,8 @@ public final class Store: Sendable {
     private let clock: Mutex<HybridLogicalClock>
     /// The change-log position of the latest change.
     private let sequence: Mutex<Int64>
+    /// Every event in the store, per site, as of the last commit.
+    private let versionVector: Mutex<VersionVector>
     let observers = ObserverRegistry()
     let indexes: Mutex<[FieldIndex]>
     let attachmentFiles: AttachmentFiles
@@ -68,7 +70,7 @@ public final class Store: Sendable {
         self.directory = directory
         self.lock = lock
         try StoreSchema.migrator.migrate(writer)
-        let (site, lastTime, lastSequence) = try writer.write { db -> (SiteID, Timestamp, Int64) in
+        let (site, version, lastSequence) = try writer.write { db -> (SiteID, VersionVector, Int64) in
             let site: SiteID
             // Stored as the Int64 with the same bits: SQLite integers are signed.
             if let raw = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'site'") {
@@ -77,13 +79,14 @@ public final class Store: Sendable {
                 site = SiteID.random()
                 try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('site', ?)", arguments: [Int64(bitPattern: site.rawValue)])
             }
-            let last = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'clock'") ?? 0
             let sequence = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM document") ?? 0
-            return (site, Timestamp(rawValue: UInt64(bitPattern: last)), sequence)
+            return (site, try SiteVersions.read(db), sequence)
         }
         self.site = site
         indexes = Mutex(try writer.read { try FieldIndex.all($0) })
-        clock = Mutex(HybridLogicalClock(last: lastTime, physical: options.physicalClock))
+        // Above every event seen, local or merged: stamps never repeat or go back after a restart.
+        clock = Mutex(HybridLogicalClock(last: version.maxTime, physical: options.physicalClock))
+        versionVector = Mutex(version)
         sequence = Mutex(lastSequence)
         attachmentFiles = AttachmentFiles(directory: directory?.appendingPathComponent("attachments"))
     }
@@ -112,6 +115,9 @@ public final class Store: Sendable {
     /// The change-log position of the latest committed change.
     public var changeSequence: Int64 { sequence.withLock { $0 } }
 
+    /// Every event this store holds, local or merged, per site.
+    public var version: VersionVector { versionVector.withLock { $0 } }
+
     // MARK: - Transactions
 
     /// Runs `body` in one write transaction and commits it; if `body` throws, nothing it did is
@@ -127,15 +133,14 @@ public final class Store: Sendable {
             // if this transaction rolls back.
             let sequenceBefore = changeSequence
             do {
-                var results: [WriteTransaction.Result] = []
+                let transaction = WriteTransaction(store: self, db: db)
                 try db.inTransaction {
-                    let transaction = WriteTransaction(store: self, db: db)
                     try body(transaction)
                     try transaction.finish()
-                    results = transaction.results
                     return .commit
                 }
-                return results
+                versionVector.withLock { $0.formUnion(transaction.versionAdded) }
+                return transaction.results
             } catch {
                 sequence.withLock { $0 = sequenceBefore }
                 throw error
@@ -157,8 +162,4 @@ public final class Store: Sendable {
     /// Field indexes, cached: the planner consults them on every query.
     var fieldIndexes: [FieldIndex] { indexes.withLock { $0 } }
 
-    func persistClock(_ db: Database) throws {
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('clock', ?)")
-            .execute(arguments: [Int64(bitPattern: lastTime.rawValue)])
-    }
 }

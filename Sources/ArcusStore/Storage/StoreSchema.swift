@@ -10,7 +10,9 @@ import GRDB
 ///   index on the document JSON.
 /// - `attachment` and `attachment_ref`: blobs kept under `attachments/`, and which documents
 ///   point at them, so unreferenced blobs can be collected.
-/// - `meta`: the site id and the last clock reading.
+/// - `meta`: the site id.
+/// - `site_version`: the store's version vector, the latest event seen from each site, local
+///   or merged (v2). The clock restarts above it, so stamps never go back.
 enum StoreSchema {
     static let migrator: DatabaseMigrator = {
         var migrator = DatabaseMigrator()
@@ -46,6 +48,17 @@ enum StoreSchema {
                     key TEXT PRIMARY KEY,
                     value BLOB NOT NULL
                 ) WITHOUT ROWID;
+                """)
+        }
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: """
+                CREATE TABLE site_version (
+                    site INTEGER PRIMARY KEY,
+                    time INTEGER NOT NULL
+                );
+                INSERT INTO site_version (site, time)
+                    SELECT m.value, c.value FROM meta m, meta c WHERE m.key = 'site' AND c.key = 'clock';
+                DELETE FROM meta WHERE key = 'clock';
                 """)
         }
         return migrator

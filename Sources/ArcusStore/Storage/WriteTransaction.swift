@@ -31,6 +31,8 @@ public final class WriteTransaction {
     let db: Database
     private(set) var changes: [DocumentChange] = []
     private(set) var results: [Result] = []
+    /// The events this transaction wrote, and the versions of complete batches it merged.
+    var versionAdded = VersionVector()
 
     init(store: Store, db: Database) {
         self.store = store
@@ -87,22 +89,24 @@ public final class WriteTransaction {
         return true
     }
 
-    /// Stores a document's new state and records the change.
-    func save(_ row: DocumentRows.RowID, state: DocumentState, delta: DocumentState, wasLive: Bool, hadAttachments: Bool) throws {
+    /// Stores a document's new state and records the change. A local change adds its events to
+    /// the store's version vector; a merged one does not (see `merge`).
+    func save(_ row: DocumentRows.RowID, state: DocumentState, delta: DocumentState, wasLive: Bool, hadAttachments: Bool, local: Bool = true) throws {
         let sequence = store.nextSequence()
         let json = state.visibleJSON(adding: ("_id", row.key.id))
         try DocumentRows.store(db, row, state: state, json: json, sequence: sequence)
         try AttachmentReferences.update(db, row, state: state, hadAttachments: hadAttachments)
         changes.append(DocumentChange(key: row.key, delta: delta, state: state, sequence: sequence))
+        if local { delta.forEachEvent { versionAdded.observe($0) } }
         let kind: Result.Kind = json == nil ? .removed : (wasLive ? .updated : .inserted)
         results.append(Result(kind: kind, collection: row.key.collection, id: row.key.id))
     }
 
-    /// Before commit: persists the clock, and arranges for observers to hear of the changes
+    /// Before commit: persists the version vector, and arranges for observers to hear of the changes
     /// once (and only if) the commit succeeds — on the writer, so in commit order.
     func finish() throws {
         guard !changes.isEmpty else { return }
-        try store.persistClock(db)
+        try SiteVersions.write(versionAdded, db)
         // Observers register on the writer, so none can appear between this check and the commit.
         guard !store.observers.isEmpty else { return }
         let changes = self.changes

@@ -1,0 +1,94 @@
+import ArcusCRDT
+import ArcusCodec
+import GRDB
+
+/// What a store sends a peer: the documents changed after a change-log position, as a batch
+/// that carries only what the peer's version vector lacks.
+public struct ChangeSet: Sendable {
+    /// The documents, in key order, to be encoded as their changes since the peer's version.
+    public var batch: DeltaBatch
+    /// The change-log position after the last document in the batch: ask from here next time.
+    public var position: Int64
+    /// Whether the batch holds every change up to the store's latest position.
+    public var isComplete: Bool
+}
+
+extension Store {
+    /// The documents changed after `position` in the change log, at most `limit` of them, to be
+    /// sent to a peer that has seen `known`. Reads an index range of the log, never the whole
+    /// collection: a peer that is up to date costs one index probe.
+    ///
+    /// When the set is complete, its batch also `covers` the store's version vector, so the peer
+    /// learns it has seen everything this store has.
+    public func changes(after position: Int64, since known: VersionVector, limit: Int = 1000) throws -> ChangeSet {
+        precondition(limit > 0, "limit must be positive")
+        return try read { db in
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+                SELECT collection, id, state, seq FROM document WHERE seq > ? ORDER BY seq LIMIT ?
+                """), arguments: [position, limit + 1])
+            var documents: [DocumentDelta] = []
+            var last = position
+            var more = false
+            while let row = try rows.next() {
+                guard documents.count < limit else { more = true; break }
+                let collection: String = row[0], storedID: String = row[1]
+                let key = DocumentKey(collection: collection, id: try Value(json: storedID))
+                documents.append(DocumentDelta(key: key, state: try DocumentRows.decode(row[2], key)))
+                last = row[3]
+            }
+            documents.sort { $0.key < $1.key }
+            // Read in this snapshot, so it matches the documents read.
+            let covers = more ? nil : try SiteVersions.read(db)
+            return ChangeSet(batch: DeltaBatch(documents: documents, covers: covers, position: UInt64(last), since: known),
+                             position: last, isComplete: !more)
+        }
+    }
+
+    /// Joins a batch received from a peer, in one transaction: observers see the merged
+    /// documents like local writes. A batch that `covers` a version vector (the last one of a
+    /// whole-store exchange) raises this store's vector to it. Returns what changed.
+    @discardableResult
+    public func merge(_ batch: DeltaBatch) throws -> [WriteTransaction.Result] {
+        try write { tx in
+            for delta in batch.documents { try tx.merge(delta) }
+            if let covers = batch.covers { tx.observe(covers) }
+        }
+    }
+}
+
+extension WriteTransaction {
+    /// Joins a delta from another replica into the document. Returns whether anything changed.
+    /// The delta is checked first (nesting), since it may come from the network.
+    ///
+    /// Its events do not enter the store's version vector: a vector says "every event of this
+    /// site up to here", and one document of a batch proves nothing about the others. Only a
+    /// complete batch's `covers` (and local writes) advance it, so an exchange cut short leaves
+    /// the vector behind what the store holds — the safe side, costing a resend at most.
+    @discardableResult
+    public func merge(_ delta: DocumentDelta) throws -> Bool {
+        try DocumentValidation.check(delta: delta.state, key: delta.key)
+        let row = DocumentRows.RowID(delta.key)
+        var state = try DocumentRows.load(db, row) ?? DocumentState()
+        let before = state
+        let wasLive = state.isLive, hadAttachments = !state.attachments.isEmpty
+        state.join(delta.state)
+        guard state != before else { return false }
+        store.observe(delta.state.eventVersion.maxTime)
+        try save(row, state: state, delta: delta.state, wasLive: wasLive, hadAttachments: hadAttachments, local: false)
+        return true
+    }
+
+    /// Applies a CRDT delta-mutator (`DocumentState.set`, `.increment`, …) to the document at
+    /// `key` with a fresh stamp, for callers that speak the CRDT directly (replays, tools).
+    /// Returns whether it changed anything.
+    @discardableResult
+    public func apply(_ key: DocumentKey, _ mutation: (inout DocumentState, Stamp) -> DocumentState?) throws -> Bool {
+        try mutate(key, mutation)
+    }
+
+    /// Records that the store has seen every event in `version` (a peer's complete batch).
+    func observe(_ version: VersionVector) {
+        versionAdded.formUnion(version)
+        store.observe(version.maxTime)
+    }
+}
