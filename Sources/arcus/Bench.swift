@@ -21,15 +21,14 @@ struct BenchTrace: AsyncParsableCommand {
             """
     )
 
-    enum Store: String, ExpressibleByArgument, CaseIterable {
-        case memory
-    }
-
     @Argument(help: "A trace file in the JSON Lines format of shared/bench/TRACE.md.")
     var file: String
 
-    @Option(help: "Where replicas keep their documents: \(Store.allCases.map(\.rawValue).joined(separator: ", ")).")
-    var store: Store = .memory
+    @Option(help: "Where replicas keep their documents: memory, or sqlite (a durable store each, in --scratch).")
+    var store: TraceBench.Storage = .memory
+
+    @Option(help: "Where sqlite replicas keep their data directories (removed afterwards).")
+    var scratch: String?
 
     @Flag(help: "Print no progress on standard error.")
     var quiet = false
@@ -39,7 +38,8 @@ struct BenchTrace: AsyncParsableCommand {
         let progress: ((Double) -> Void)? = quiet ? nil : { share in
             Terminal.progress("replaying \(trace.operations.count) operations", share: share)
         }
-        let figures = try TraceBench(trace: trace).run(progress: progress)
+        let scratch = URL(fileURLWithPath: self.scratch ?? FileManager.default.temporaryDirectory.path)
+        let figures = try TraceBench(trace: trace, storage: store, scratch: scratch).run(progress: progress)
         if !quiet { Terminal.clearProgress() }
         print(figures.jsonLine)
     }
@@ -95,3 +95,5 @@ struct BenchWriteLoad: ParsableCommand {
         try WriteLoad.run(data: data, count: count, start: start)
     }
 }
+
+extension TraceBench.Storage: ExpressibleByArgument {}

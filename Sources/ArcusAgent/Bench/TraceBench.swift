@@ -6,7 +6,8 @@ import Foundation
 import Glibc
 #endif
 
-/// Replays a trace on in-memory replicas and measures what TRACE.md asks for.
+/// Replays a trace and measures what TRACE.md asks for, on replicas kept in memory or in
+/// durable stores (SQLite, one data directory each).
 ///
 /// Every write goes through the CRDT's delta-mutators. Every `sync from→to` is two frames:
 /// `to` sends a summary of what it has seen (its version vector), `from` answers with a delta
@@ -49,15 +50,45 @@ public struct TraceBench {
         }
     }
 
-    public let trace: Trace
+    /// Where replicas keep their documents.
+    public enum Storage: String, Sendable, CaseIterable {
+        /// In memory, indexed for replay.
+        case memory
+        /// Each replica a `Store` in its own data directory under `scratch`.
+        case sqlite
+    }
 
-    public init(trace: Trace) { self.trace = trace }
+    public let trace: Trace
+    public let storage: Storage
+    /// Where `sqlite` replicas keep their data directories (removed afterwards).
+    public let scratch: URL
+
+    public init(trace: Trace, storage: Storage = .memory, scratch: URL = FileManager.default.temporaryDirectory) {
+        self.trace = trace
+        self.storage = storage
+        self.scratch = scratch
+    }
 
     /// Replays the trace; `progress` is called now and then with the share done (0…1).
     public func run(progress: ((Double) -> Void)? = nil) throws -> Figures {
-        var figures = Figures(trace: trace.header.name, store: "memory")
-        var generator = SystemRandomNumberGenerator()
-        let replicas = (0..<trace.header.replicas).map { _ in TraceReplica(site: SiteID.random(using: &generator)) }
+        switch storage {
+        case .memory:
+            var generator = SystemRandomNumberGenerator()
+            return try run(progress: progress) { TraceReplica(site: SiteID.random(using: &generator)) }
+        case .sqlite:
+            let root = scratch.appendingPathComponent("arcus-trace-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: root) }
+            var made = 0
+            return try run(progress: progress) {
+                made += 1
+                return try StoreReplica(directory: root.appendingPathComponent("replica-\(made)"))
+            }
+        }
+    }
+
+    private func run<Replica: ReplayReplica>(progress: ((Double) -> Void)?, makeReplica: () throws -> Replica) throws -> Figures {
+        var figures = Figures(trace: trace.header.name, store: storage.rawValue)
+        let replicas = try (0..<trace.header.replicas).map { _ in try makeReplica() }
         let total = trace.operations.count
         let step = max(total / 20, 1)
 
@@ -67,15 +98,15 @@ public struct TraceBench {
             defer { if case .sync = operation {} else { figures.stages.write += monotonicSeconds() - opStart } }
             switch operation {
             case .upsert(let r, let key, let fields):
-                replicas[r].apply(key) { state, stamp in state.upsert(fields, at: stamp) }
+                try replicas[r].apply(key) { state, stamp in state.upsert(fields, at: stamp) }
             case .set(let r, let key, let path, let value):
-                replicas[r].apply(key) { state, stamp in state.set(path, to: value, at: stamp) }
+                try replicas[r].apply(key) { state, stamp in state.set(path, to: value, at: stamp) }
             case .increment(let r, let key, let path, let amount):
-                replicas[r].apply(key) { state, stamp in state.increment(path, by: amount, at: stamp) }
+                try replicas[r].apply(key) { state, stamp in state.increment(path, by: amount, at: stamp) }
             case .unset(let r, let key, let path):
-                replicas[r].apply(key) { state, stamp in state.unset(path, at: stamp) }
+                try replicas[r].apply(key) { state, stamp in state.unset(path, at: stamp) }
             case .remove(let r, let key):
-                replicas[r].apply(key) { state, stamp in state.remove(at: stamp) }
+                try replicas[r].apply(key) { state, stamp in state.remove(at: stamp) }
             case .sync(let from, let to):
                 let bytes = try Self.sync(from: replicas[from], to: replicas[to], stages: &figures.stages)
                 figures.wireBytes += bytes
@@ -91,49 +122,50 @@ public struct TraceBench {
         // A fresh peer catching up with replica 0.
         let encodeStart = monotonicSeconds()
         var encoder = FrameEncoder()
-        let snapshot = encoder.encode(.deltaBatch(replicas[0].snapshot()))
+        let snapshot = encoder.encode(.deltaBatch(try replicas[0].snapshot()))
         figures.snapshotEncodeSeconds = monotonicSeconds() - encodeStart
         figures.snapshotBytes = snapshot.count
         let decodeStart = monotonicSeconds()
         var decoder = FrameDecoder()
-        let fresh = TraceReplica(site: SiteID.random(using: &generator))
+        let fresh = try makeReplica()
         guard case .deltaBatch(let batch)? = try decoder.decode(snapshot) else { throw BenchError("snapshot did not decode as a delta batch") }
-        fresh.receive(batch)
+        try fresh.receive(batch)
         figures.snapshotDecodeSeconds = monotonicSeconds() - decodeStart
 
+        // Every replica, and the fresh peer, must hold the same documents: the same visible
+        // JSON, and the same CRDT states (an empty state and an absent document are the same:
+        // a replica keeps an empty one when its only write to a document changed nothing).
+        let snapshots = try (replicas + [fresh]).map { try $0.snapshot() }
         if ProcessInfo.processInfo.environment["ARCUS_BENCH_SIZES"] != nil {
-            let sizes = replicas[0].states.map(\.cells.count).sorted()
+            let sizes = snapshots[0].documents.map(\.state.cells.count).sorted()
             print("cells per document: mean \(sizes.reduce(0, +) / max(sizes.count, 1)) median \(sizes[sizes.count / 2]) p90 \(sizes[sizes.count * 9 / 10]) max \(sizes.last ?? 0)")
         }
-        let reference = replicas[0].stateJSON(collections: trace.header.collections).jsonString
+        let reference = snapshots[0].stateJSON(collections: trace.header.collections).jsonString
         figures.stateJSONBytes = reference.utf8.count
-        // A replica may hold an empty state for a key whose only local write changed nothing
-        // (an unset of a field it never had); absent and empty are the same document.
-        let empty = DocumentState().root
-        let allKeys = Set(replicas.flatMap(\.keys))
-        let statesAgree = replicas.dropFirst().allSatisfy { replica in
-            allKeys.allSatisfy { (replicas[0].state(of: $0)?.root ?? empty) == (replica.state(of: $0)?.root ?? empty) }
+        let roots = snapshots.map { snapshot in
+            Dictionary(snapshot.documents.map { ($0.key, $0.state.root) }, uniquingKeysWith: { a, _ in a })
+                .filter { $0.value != DocumentState().root }
         }
-        figures.converged = statesAgree
-            && replicas.allSatisfy { $0.stateJSON(collections: trace.header.collections).jsonString == reference }
-            && fresh.stateJSON(collections: trace.header.collections).jsonString == reference
+        figures.converged = roots.dropFirst().allSatisfy { $0 == roots[0] }
+            && snapshots.allSatisfy { $0.stateJSON(collections: trace.header.collections).jsonString == reference }
         return figures
     }
 
     /// One one-way sync over a fresh session; returns the bytes of both frames.
-    static func sync(from sender: TraceReplica, to receiver: TraceReplica, stages: inout Stages) throws -> Int {
+    static func sync<Replica: ReplayReplica>(from sender: Replica, to receiver: Replica, stages: inout Stages) throws -> Int {
         var receiverOut = FrameEncoder(), senderIn = FrameDecoder()
         var senderOut = FrameEncoder(), receiverIn = FrameDecoder()
         let t0 = monotonicSeconds()
         let request = receiverOut.encode(.summary(Summary(version: receiver.version)))
         guard case .summary(let summary)? = try senderIn.decode(request) else { throw BenchError("summary did not decode") }
-        let batch = sender.changes(since: summary.version)
+        let (batch, position) = try sender.changes(since: summary.version, for: receiver)
         let t1 = monotonicSeconds()
         let response = senderOut.encode(.deltaBatch(batch))
         let t2 = monotonicSeconds()
         guard case .deltaBatch(let received)? = try receiverIn.decode(response) else { throw BenchError("delta batch did not decode") }
         let t3 = monotonicSeconds()
-        receiver.receive(received)
+        try receiver.receive(received)
+        sender.acknowledge(position, by: receiver)
         let t4 = monotonicSeconds()
         stages.select += t1 - t0
         stages.encode += t2 - t1

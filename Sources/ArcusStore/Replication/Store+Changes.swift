@@ -25,7 +25,7 @@ extension Store {
         return try read { db in
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT collection, id, state, seq FROM document WHERE seq > ? ORDER BY seq LIMIT ?
-                """), arguments: [position, limit + 1])
+                """), arguments: [position, limit == .max ? -1 : limit + 1])  // -1: no limit
             var documents: [DocumentDelta] = []
             var last = position
             var more = false
