@@ -61,6 +61,24 @@ struct TraceBenchTests {
         #expect(figures.converged, "seed \(seed)")
     }
 
+    @Test("replicas kept in durable stores converge, through the same syncs as in memory", arguments: SeededRandom.seeds(count: 2, test: "durable-traces"))
+    func durableReplicas(seed: UInt64) throws {
+        print("durable-traces seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")
+        var rng = SeededRandom(seed: seed)
+        let trace = Self.randomTrace(&rng)
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-trace-test-\(seed)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let durable = try TraceBench(trace: trace, storage: .sqlite, scratch: scratch).run()
+        let memory = try TraceBench(trace: trace, storage: .memory).run()
+        #expect(durable.store == "sqlite")
+        #expect(durable.converged, "seed \(seed)")
+        #expect(durable.ops == memory.ops && durable.syncs == memory.syncs)
+        #expect(durable.stateJSONBytes > 2, "the replicas hold documents")
+        // Nothing is left behind in the scratch directory.
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: scratch.path)) ?? []
+        #expect(left.isEmpty, "left in scratch: \(left)")
+    }
+
     @Test("a malformed trace names the line and what is wrong", arguments: [
         ("", "line 1: empty trace"),
         ("{\"trace\": \"x\"}\n", "line 1: header needs \"replicas\""),
