@@ -101,8 +101,15 @@ extension DocumentState {
             let current = cells[index]
             let incoming = Cell(kind: .register, depth: current.depth, flag: .value, index: 0, order: stamp, event: stamp)
             guard Self.precedes(current, incoming) else { continue }
-            values.append(write.value)
-            cells[index] = Cell(kind: .register, depth: current.depth, flag: .value, index: UInt32(values.count - 1), order: stamp, event: stamp)
+            // The new value takes over the old one's slot (each slot has one cell).
+            var slot = current.index
+            if current.flag == .value {
+                values[Int(slot)] = write.value
+            } else {
+                values.append(write.value)
+                slot = UInt32(values.count - 1)
+            }
+            cells[index] = Cell(kind: .register, depth: current.depth, flag: .value, index: slot, order: stamp, event: stamp)
         }
         for write in planned.reversed() {
             guard case .insertion(let position, let depth) = write.target else { continue }
@@ -209,8 +216,8 @@ extension DocumentState {
             own = number(cells[baseline])
         }
         let total = own + amount
-        values.append(total.value)
-        cells[mine] = Cell(kind: .contribution, depth: cells[mine].depth, index: UInt32(values.count - 1), order: stamp, event: stamp)
+        values[Int(cells[mine].index)] = total.value
+        cells[mine] = Cell(kind: .contribution, depth: cells[mine].depth, index: cells[mine].index, order: stamp, event: stamp)
         version.observe(stamp)
         compactIfWasteful()
 

@@ -1,6 +1,11 @@
-/// Joining two flat states: one merge pass over both trees in pre-order, field names matched
-/// level by level. Cells of `self` keep their indices into `self`'s tables; cells taken from
-/// `other` get their name and payload copied across.
+/// Joining two flat states. Most deltas touch a few cells: each delta cell replaces its
+/// counterpart where it wins, and what has no counterpart is inserted where it belongs, in place.
+/// Deltas that would need many insertions take one linear merge pass instead (see
+/// `DocumentState+Merge.swift`).
+///
+/// Payloads: every payload index is used by one cell only (a rule of the layout), so a winning
+/// value takes over the slot of the value it replaces, and a removal empties the slot at once:
+/// a removed value is not kept, not even in memory, and the tables do not grow with overwrites.
 extension DocumentState {
     /// Merges `other` (a whole state or a delta) into this state.
     public mutating func join(_ other: DocumentState) {
@@ -16,141 +21,203 @@ extension DocumentState {
             return
         }
         if joinInPlace(other) { return }
-        // The tables move into the merge (so appending to them does not copy them); `self`'s
-        // cells keep their indices, since the merge only appends.
-        var merge = Merge(aCells: cells, b: other, names: names, values: values, attachments: attachments)
-        names = []
-        values = []
-        attachments = []
-        merge.mergeMap(0..<merge.aCells.count, 0..<other.cells.count, depth: 0)
-        cells = merge.out
-        names = merge.names
-        values = merge.values
-        attachments = merge.attachments
-        compactIfWasteful(force: merge.removedPayload)
+        merge(other)
     }
 
-    /// What joining one of `other`'s cells (or subtrees) in place does.
-    private enum Action {
-        /// `other.cells[source]` replaces `cells[target]` if it wins.
-        case replace(target: Int, source: Int)
-        /// `other.cells[sources]` go in before `cells[position]`.
-        case insert(position: Int, sources: Range<Int>)
+    /// One step of joining in place: `other.cells[source]` replaces `cells[target]` if it wins, or
+    /// (`count` > 0) `other.cells[source..<source + count]` go in before `cells[target]`.
+    private struct Action {
+        var target: Int
+        var source: Int
+        var count: Int
     }
 
-    /// Most deltas touch a few cells, some of which this state lacks: each delta cell replaces
-    /// its counterpart where it wins, and what has no counterpart is inserted where it belongs,
-    /// without rebuilding the layout. Returns false, changing nothing, for a delta that would
-    /// need many insertions (the merge is linear; repeated insertion is not).
+    /// Most deltas need at most this many insertions; more take the merge (repeated insertion
+    /// is quadratic, the merge linear).
+    private static let insertionLimit = 8
+
+    /// Joins `other` in place; returns false, changing nothing, for a delta that would need many
+    /// insertions.
     private mutating func joinInPlace(_ other: DocumentState) -> Bool {
-        var actions: [Action] = []
-        actions.reserveCapacity(other.cells.count)
-        var insertions = 0
-        Self.match(other.cells, 0..<other.cells.count, other.names, into: cells, 0..<cells.count, names, &actions, &insertions)
-        guard insertions <= 8 else { return false }
-        var removedPayload = false
-        var remap = TableRemap(names: other.names.count)
-        for action in actions {
-            guard case .replace(let target, let source) = action else { continue }
-            let current = cells[target]
-            var incoming = other.cells[source]
-            let wins: Bool
-            switch incoming.kind {
-            case .field: continue
-            case .marker, .register: wins = Self.precedes(current, incoming)
-            case .contribution: wins = current.order < incoming.order
-            case .baseline: wins = current.order != incoming.order ? current.order < incoming.order : current.event < incoming.event
-            }
-            guard wins else { continue }
-            if incoming.isRemoved && current.kind == .register && current.flag != .removed { removedPayload = true }
-            remap.move(&incoming, from: other, into: &self)
-            cells[target] = incoming
-        }
-        // Insertions from the back, so earlier positions stay valid; at one position, in reverse.
-        for action in actions.reversed() {
-            guard case .insert(let position, let sources) = action else { continue }
-            var block = Array(other.cells[sources])
-            for k in block.indices { remap.move(&block[k], from: other, into: &self) }
-            cells.insert(contentsOf: block, at: position)
-        }
-        compactIfWasteful(force: removedPayload)
-        return true
-    }
-
-    /// Copies a cell's name or payload from another state's tables into this state's.
-    private struct TableRemap {
-        /// `other`'s name index → index here, filled on first use.
-        var names: [UInt32]
-
-        init(names count: Int) { names = Array(repeating: .max, count: count) }
-
-        mutating func move(_ cell: inout Cell, from other: DocumentState, into state: inout DocumentState) {
-            switch cell.kind {
-            case .field:
-                let index = Int(cell.index)
-                if names[index] == .max {
-                    let name = other.names[index]
-                    if let existing = state.names.firstIndex(of: name) {
-                        names[index] = UInt32(existing)
-                    } else {
-                        state.names.append(name)
-                        names[index] = UInt32(state.names.count - 1)
+        withUnsafeTemporaryAllocation(of: Action.self, capacity: other.cells.count) { actions in
+            var planned = 0
+            let fits = cells.withUnsafeBufferPointer { a in
+                other.cells.withUnsafeBufferPointer { b in
+                    names.withUnsafeBufferPointer { aNames in
+                        other.names.withUnsafeBufferPointer { bNames in
+                            var plan = Plan(a: a, aNames: aNames, b: b, bNames: bNames, actions: actions)
+                            let fits = plan.match(0..<b.count, into: 0..<a.count)
+                            planned = plan.count
+                            return fits
+                        }
                     }
                 }
-                cell.index = names[index]
-            case .register where cell.flag == .value, .contribution, .baseline:
-                state.values.append(other.values[Int(cell.index)])
-                cell.index = UInt32(state.values.count - 1)
-            case .register where cell.flag == .attachment:
-                state.attachments.append(other.attachments[Int(cell.index)])
-                cell.index = UInt32(state.attachments.count - 1)
-            default:
-                break
             }
+            guard fits else { return false }
+            var nameCache = NameCache()
+            for k in 0..<planned where actions[k].count == 0 {
+                replace(actions[k].target, with: other, actions[k].source)
+            }
+            // Insertions from the back, so earlier positions stay valid; at one position, in reverse.
+            for k in stride(from: planned - 1, through: 0, by: -1) where actions[k].count > 0 {
+                let action = actions[k]
+                cells.insert(contentsOf: other.cells[action.source..<action.source + action.count], at: action.target)
+                for i in action.target..<action.target + action.count { adoptPayload(ofCellAt: i, from: other, &nameCache) }
+            }
+            compactIfWasteful()
+            return true
         }
     }
 
-    /// Plans joining `b[br]` (a map) into `a[ar]` (the same map here).
-    private static func match(
-        _ b: [Cell], _ br: Range<Int>, _ bNames: [String],
-        into a: [Cell], _ ar: Range<Int>, _ aNames: [String], _ actions: inout [Action], _ insertions: inout Int
-    ) {
-        var i = ar.lowerBound, j = br.lowerBound
-        let aMarker = i < ar.upperBound && a[i].kind == .marker
-        if j < br.upperBound, b[j].kind == .marker {
-            if aMarker {
-                actions.append(.replace(target: i, source: j))
-            } else {
-                actions.append(.insert(position: i, sources: j..<j + 1))
-                insertions += 1
-            }
-            j += 1
+    /// Puts `other.cells[source]` in place of `cells[target]` if it wins there.
+    @inline(__always)
+    private mutating func replace(_ target: Int, with other: DocumentState, _ source: Int) {
+        let current = cells[target]
+        var incoming = other.cells[source]
+        switch incoming.kind {
+        case .field: return
+        case .marker:
+            if Self.precedes(current, incoming) { cells[target] = incoming }
+            return
+        case .register:
+            guard Self.precedes(current, incoming) else { return }
+        case .contribution:
+            guard current.order < incoming.order else { return }
+        case .baseline:
+            guard current.order != incoming.order ? current.order < incoming.order : current.event < incoming.event else { return }
         }
-        if aMarker { i += 1 }
-        while j < br.upperBound {
-            let name = bNames[Int(b[j].index)]
-            let sb = span(in: b, ofFieldAt: j)
-            // Both sides list fields in name order: walk forward to the same name or past it.
-            while i < ar.upperBound, aNames[Int(a[i].index)] < name { i = span(in: a, ofFieldAt: i).end }
-            guard i < ar.upperBound, aNames[Int(a[i].index)] == name else {
-                actions.append(.insert(position: i, sources: sb.field..<sb.end))
-                insertions += 1
-                j = sb.end
-                continue
+        takePayload(of: &incoming, from: other, replacing: current)
+        cells[target] = incoming
+    }
+
+    /// Gives `incoming` (a register or counter cell of `other` about to replace `current`) its
+    /// payload in this state's tables, reusing or emptying `current`'s slot.
+    @inline(__always)
+    mutating func takePayload(of incoming: inout Cell, from other: DocumentState, replacing current: Cell) {
+        let currentHoldsValue = current.kind != .register || current.flag == .value
+        let incomingHoldsValue = incoming.kind != .register || incoming.flag == .value
+        if incomingHoldsValue {
+            let value = other.values[Int(incoming.index)]
+            if currentHoldsValue {
+                values[Int(current.index)] = value
+                incoming.index = current.index
+                return
             }
-            let sa = span(in: a, ofFieldAt: i)
-            if let r = sb.register {
-                if let target = sa.register {
-                    actions.append(.replace(target: target, source: r))
-                } else {
-                    actions.append(.insert(position: sa.field + 1, sources: r..<r + 1))
-                    insertions += 1
+            values.append(value)
+            incoming.index = UInt32(values.count - 1)
+        } else if incoming.flag == .attachment {
+            attachments.append(other.attachments[Int(incoming.index)])
+            incoming.index = UInt32(attachments.count - 1)
+        }
+        if currentHoldsValue {
+            values[Int(current.index)] = .null
+        } else if current.flag == .attachment {
+            attachments[Int(current.index)] = Self.emptyAttachment
+        }
+    }
+
+    /// What an attachment slot holds once its register no longer uses it.
+    static let emptyAttachment = AttachmentToken(hash: [], length: 0)
+
+    /// Copies the name or payload of the cell at `i` (just inserted from `other`) into this
+    /// state's tables.
+    private mutating func adoptPayload(ofCellAt i: Int, from other: DocumentState, _ nameCache: inout NameCache) {
+        let cell = cells[i]
+        switch cell.kind {
+        case .field:
+            cells[i].index = nameCache.index(of: cell.index, in: other.names, adding: &names)
+        case .register where cell.flag == .value, .contribution, .baseline:
+            values.append(other.values[Int(cell.index)])
+            cells[i].index = UInt32(values.count - 1)
+        case .register where cell.flag == .attachment:
+            attachments.append(other.attachments[Int(cell.index)])
+            cells[i].index = UInt32(attachments.count - 1)
+        default:
+            break
+        }
+    }
+
+    /// Where names taken from another state went: a few per join, so a short list.
+    struct NameCache {
+        private var pairs: [(from: UInt32, to: UInt32)] = []
+
+        /// This state's index for `names[index]` of the other state, adding the name if new.
+        mutating func index(of index: UInt32, in theirs: [String], adding ours: inout [String]) -> UInt32 {
+            for pair in pairs where pair.from == index { return pair.to }
+            let name = theirs[Int(index)]
+            let mine: UInt32
+            if let existing = ours.firstIndex(of: name) {
+                mine = UInt32(existing)
+            } else {
+                ours.append(name)
+                mine = UInt32(ours.count - 1)
+            }
+            pairs.append((index, mine))
+            return mine
+        }
+    }
+
+    /// Matches the cells of a delta (`b`) with this state's (`a`), map by map, into actions.
+    private struct Plan {
+        let a: UnsafeBufferPointer<Cell>
+        let aNames: UnsafeBufferPointer<String>
+        let b: UnsafeBufferPointer<Cell>
+        let bNames: UnsafeBufferPointer<String>
+        let actions: UnsafeMutableBufferPointer<Action>
+        var count = 0
+        var insertions = 0
+
+        @inline(__always)
+        private mutating func add(_ target: Int, _ source: Int, _ count: Int = 0) {
+            actions[self.count] = Action(target: target, source: source, count: count)
+            self.count += 1
+            if count > 0 { insertions += 1 }
+        }
+
+        /// Plans joining `b[br]` (a map) into `a[ar]` (the same map here); false once the
+        /// insertions pass the limit.
+        mutating func match(_ br: Range<Int>, into ar: Range<Int>) -> Bool {
+            var i = ar.lowerBound, j = br.lowerBound
+            let aMarker = i < ar.upperBound && a[i].kind == .marker
+            if j < br.upperBound, b[j].kind == .marker {
+                if aMarker { add(i, j) } else { add(i, j, 1) }
+                j += 1
+            }
+            if aMarker { i += 1 }
+            while j < br.upperBound {
+                let name = bNames[Int(b[j].index)]
+                let sb = DocumentState.span(in: b, ofFieldAt: j, end: br.upperBound)
+                // Both sides list fields in name order: walk forward to the same name or past it.
+                var same = false
+                while i < ar.upperBound {
+                    let other = aNames[Int(a[i].index)]
+                    if other == name {
+                        same = true
+                        break
+                    }
+                    if !(other < name) { break }
+                    i = DocumentState.span(in: a, ofFieldAt: i, end: ar.upperBound).end
                 }
-            }
-            for k in sb.counter {
-                if let target = sa.counter.first(where: { a[$0].kind == b[k].kind && a[$0].order.site == b[k].order.site }) {
-                    actions.append(.replace(target: target, source: k))
-                } else {
+                j = sb.end
+                guard same else {
+                    add(i, sb.field, sb.end - sb.field)
+                    if insertions > DocumentState.insertionLimit { return false }
+                    continue
+                }
+                let sa = DocumentState.span(in: a, ofFieldAt: i, end: ar.upperBound)
+                if let r = sb.register {
+                    if let target = sa.register { add(target, r) } else { add(sa.field + 1, r, 1) }
+                }
+                for k in sb.counter {
+                    var target = -1
+                    for t in sa.counter where a[t].kind == b[k].kind && a[t].order.site == b[k].order.site {
+                        target = t
+                        break
+                    }
+                    if target >= 0 {
+                        add(target, k)
+                        continue
+                    }
                     // Contributions come first, then baselines, each in site order.
                     var position = sa.counter.lowerBound
                     while position < sa.counter.upperBound,
@@ -159,20 +226,19 @@ extension DocumentState {
                     {
                         position += 1
                     }
-                    actions.append(.insert(position: position, sources: k..<k + 1))
-                    insertions += 1
+                    add(position, k, 1)
                 }
-            }
-            if !sb.nested.isEmpty {
-                if sa.nested.isEmpty {
-                    actions.append(.insert(position: sa.nested.lowerBound, sources: sb.nested))
-                    insertions += 1
-                } else {
-                    match(b, sb.nested, bNames, into: a, sa.nested, aNames, &actions, &insertions)
+                if !sb.nested.isEmpty {
+                    if sa.nested.isEmpty {
+                        add(sa.nested.lowerBound, sb.nested.lowerBound, sb.nested.count)
+                    } else if !match(sb.nested, into: sa.nested) {
+                        return false
+                    }
                 }
+                if insertions > DocumentState.insertionLimit { return false }
+                i = sa.end
             }
-            i = sa.end
-            j = sb.end
+            return true
         }
     }
 
@@ -184,206 +250,20 @@ extension DocumentState {
         return x.event < y.event
     }
 
-    /// Drops names no field cell uses (left by adopting a batch's shared table).
-    mutating func compactNamesIfWasteful() {
-        guard names.count > cells.count + 8 else { return }
-        var compact: [String] = []
-        var map: [UInt32: UInt32] = [:]
-        for i in cells.indices where cells[i].kind == .field {
-            let old = cells[i].index
-            if let new = map[old] {
-                cells[i].index = new
-            } else {
-                compact.append(names[Int(old)])
-                map[old] = UInt32(compact.count - 1)
-                cells[i].index = UInt32(compact.count - 1)
-            }
+    /// `span(in:ofFieldAt:)` over a pointer, within a map ending at `end`.
+    @inline(__always)
+    static func span(in cells: UnsafeBufferPointer<Cell>, ofFieldAt i: Int, end n: Int) -> FieldSpan {
+        let depth = cells[i].depth
+        var j = i + 1
+        var register: Int?
+        if j < n, cells[j].depth == depth, cells[j].kind == .register {
+            register = j
+            j += 1
         }
-        names = compact
-    }
-
-    /// Overwritten payloads stay in the side tables until more than half of them is garbage; a
-    /// removal (`force`) drops them at once, so a removed value is not kept even in memory.
-    mutating func compactIfWasteful(force: Bool = false) {
-        // At most one value per cell is referenced: below this, nothing to count.
-        guard force || values.count > 2 * cells.count + 16 else { return }
-        var referenced = 0
-        for cell in cells where cell.kind == .contribution || cell.kind == .baseline || (cell.kind == .register && cell.flag == .value) {
-            referenced += 1
-        }
-        if force && !attachments.isEmpty {
-            var compactAttachments: [AttachmentToken] = []
-            for i in cells.indices where cells[i].kind == .register && cells[i].flag == .attachment {
-                compactAttachments.append(attachments[Int(cells[i].index)])
-                cells[i].index = UInt32(compactAttachments.count - 1)
-            }
-            attachments = compactAttachments
-        }
-        guard force ? values.count > referenced : values.count > 2 * referenced + 16 else { return }
-        var compact: [Value] = []
-        compact.reserveCapacity(referenced)
-        for i in cells.indices where cells[i].kind == .contribution || cells[i].kind == .baseline || (cells[i].kind == .register && cells[i].flag == .value) {
-            compact.append(values[Int(cells[i].index)])
-            cells[i].index = UInt32(compact.count - 1)
-        }
-        values = compact
-    }
-
-    private struct Merge {
-        let aCells: [Cell]
-        let bCells: [Cell]
-        let bNames: [String]
-        let bValues: [Value]
-        let bAttachments: [AttachmentToken]
-        var out: [Cell] = []
-        /// `self`'s tables, growing with what is taken from `b`.
-        var names: [String]
-        var values: [Value]
-        var attachments: [AttachmentToken]
-        /// Whether a removal replaced a payload (which then must not stay in the tables).
-        var removedPayload = false
-        /// `b`'s name index → index in `names`, filled on first use.
-        var nameMap: [UInt32]
-
-        init(aCells: [Cell], b: DocumentState, names: [String], values: [Value], attachments: [AttachmentToken]) {
-            self.aCells = aCells
-            bCells = b.cells
-            bNames = b.names
-            bValues = b.values
-            bAttachments = b.attachments
-            self.names = names
-            self.values = values
-            self.attachments = attachments
-            nameMap = Array(repeating: .max, count: b.names.count)
-            out.reserveCapacity(aCells.count + b.cells.count)
-        }
-
-        mutating func mergeMap(_ ar: Range<Int>, _ br: Range<Int>, depth: UInt8) {
-            var i = ar.lowerBound, j = br.lowerBound
-            let am = i < ar.upperBound && aCells[i].kind == .marker
-            let bm = j < br.upperBound && bCells[j].kind == .marker
-            if am && bm {
-                if Self.precedes(aCells[i], bCells[j]) { takeB(j) } else { out.append(aCells[i]) }
-            } else if am {
-                out.append(aCells[i])
-            } else if bm {
-                takeB(j)
-            }
-            if am { i += 1 }
-            if bm { j += 1 }
-            while i < ar.upperBound || j < br.upperBound {
-                if j >= br.upperBound {
-                    let end = DocumentState.span(in: aCells, ofFieldAt: i).end
-                    out.append(contentsOf: aCells[i..<end])
-                    i = end
-                    continue
-                }
-                if i >= ar.upperBound {
-                    let end = DocumentState.span(in: bCells, ofFieldAt: j).end
-                    for k in j..<end { takeB(k) }
-                    j = end
-                    continue
-                }
-                let aName = names[Int(aCells[i].index)]
-                let bName = bNames[Int(bCells[j].index)]
-                if aName < bName {
-                    let end = DocumentState.span(in: aCells, ofFieldAt: i).end
-                    out.append(contentsOf: aCells[i..<end])
-                    i = end
-                } else if bName < aName {
-                    let end = DocumentState.span(in: bCells, ofFieldAt: j).end
-                    for k in j..<end { takeB(k) }
-                    j = end
-                } else {
-                    let sa = DocumentState.span(in: aCells, ofFieldAt: i), sb = DocumentState.span(in: bCells, ofFieldAt: j)
-                    mergeField(sa, sb, depth: depth)
-                    i = sa.end
-                    j = sb.end
-                }
-            }
-        }
-
-        private mutating func mergeField(_ sa: FieldSpan, _ sb: FieldSpan, depth: UInt8) {
-            out.append(aCells[sa.field])
-            switch (sa.register, sb.register) {
-            case let (x?, y?):
-                if Self.precedes(aCells[x], bCells[y]) {
-                    if bCells[y].isRemoved && !aCells[x].isRemoved { removedPayload = true }
-                    takeB(y)
-                } else {
-                    out.append(aCells[x])
-                }
-            case let (x?, nil): out.append(aCells[x])
-            case let (nil, y?): takeB(y)
-            case (nil, nil): break
-            }
-            mergeCounter(sa.counter, sb.counter, kind: .contribution)
-            mergeCounter(sa.counter, sb.counter, kind: .baseline)
-            mergeMap(sa.nested, sb.nested, depth: depth + 1)
-        }
-
-        /// Contributions (or baselines) of both sides, in site order: per site the later one.
-        private mutating func mergeCounter(_ ar: Range<Int>, _ br: Range<Int>, kind: Cell.Kind) {
-            var i = ar.lowerBound, j = br.lowerBound
-            while i < ar.upperBound && aCells[i].kind != kind { i += 1 }
-            while j < br.upperBound && bCells[j].kind != kind { j += 1 }
-            while true {
-                let aHas = i < ar.upperBound && aCells[i].kind == kind
-                let bHas = j < br.upperBound && bCells[j].kind == kind
-                if !aHas && !bHas { return }
-                if aHas && (!bHas || aCells[i].order.site < bCells[j].order.site) {
-                    out.append(aCells[i])
-                    i += 1
-                } else if bHas && (!aHas || bCells[j].order.site < aCells[i].order.site) {
-                    takeB(j)
-                    j += 1
-                } else {
-                    let x = aCells[i], y = bCells[j]
-                    let bWins = x.order != y.order ? x.order < y.order : x.event < y.event
-                    if bWins { takeB(j) } else { out.append(x) }
-                    i += 1
-                    j += 1
-                }
-            }
-        }
-
-        /// Appends a cell of `b`, copying its name or payload into this side's tables.
-        private mutating func takeB(_ k: Int) {
-            var cell = bCells[k]
-            switch cell.kind {
-            case .field:
-                let bIndex = Int(cell.index)
-                if nameMap[bIndex] == .max {
-                    let name = bNames[bIndex]
-                    if let existing = names.firstIndex(of: name) {
-                        nameMap[bIndex] = UInt32(existing)
-                    } else {
-                        names.append(name)
-                        nameMap[bIndex] = UInt32(names.count - 1)
-                    }
-                }
-                cell.index = nameMap[bIndex]
-            case .marker:
-                break
-            case .register:
-                switch cell.flag {
-                case .value:
-                    values.append(bValues[Int(cell.index)])
-                    cell.index = UInt32(values.count - 1)
-                case .attachment:
-                    attachments.append(bAttachments[Int(cell.index)])
-                    cell.index = UInt32(attachments.count - 1)
-                case .removed, .present:
-                    break
-                }
-            case .contribution, .baseline:
-                values.append(bValues[Int(cell.index)])
-                cell.index = UInt32(values.count - 1)
-            }
-            out.append(cell)
-        }
-
-        @inline(__always)
-        static func precedes(_ x: Cell, _ y: Cell) -> Bool { DocumentState.precedes(x, y) }
+        let counterStart = j
+        while j < n, cells[j].depth == depth, cells[j].kind == .contribution || cells[j].kind == .baseline { j += 1 }
+        let nestedStart = j
+        while j < n, cells[j].depth > depth { j += 1 }
+        return FieldSpan(field: i, register: register, counter: counterStart..<nestedStart, nested: nestedStart..<j)
     }
 }

@@ -85,7 +85,7 @@ public struct ByteReader {
     public mutating func readString(byteCount count: Int) throws(CodecError) -> String {
         let start = offset
         let slice = try readBytes(count)
-        guard let string = slice.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) else {
+        guard let string = slice.withUnsafeBufferPointer({ UTF8Text.string($0) }) else {
             throw .invalidUTF8(offset: start)
         }
         return string

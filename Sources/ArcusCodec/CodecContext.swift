@@ -16,10 +16,8 @@ public struct EncodingContext: Sendable {
     var lastDocumentID: [UInt8] = []
     var lastCollection: String?
     let limits: CodecLimits
-    // Reused per document by `writeDocument`.
-    var scratchCells: [Cell] = []
-    var scratchOpen: [DocumentState.OpenField] = []
-    var scratchStamps: [Stamp] = []
+    // Reused per document and per batch by the document writer.
+    var writerScratch = DocumentWriterScratch()
 
     public init(limits: CodecLimits = .standard) {
         self.limits = limits

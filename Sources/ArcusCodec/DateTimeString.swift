@@ -26,13 +26,23 @@ enum DateTimeString {
 
     static func format(seconds: UInt64) -> String? {
         guard seconds < maximumSeconds else { return nil }
-        return formatDateTime(seconds) + "Z"
+        // Written straight into the string's storage: decoders format one per date-time value.
+        return String(unsafeUninitializedCapacity: 20) { u in
+            writeDateTime(seconds, into: u)
+            u[19] = UInt8(ascii: "Z")
+            return 20
+        }
     }
 
     static func format(milliseconds: UInt64) -> String? {
         guard milliseconds / 1000 < maximumSeconds else { return nil }
-        let ms = milliseconds % 1000
-        return formatDateTime(milliseconds / 1000) + "." + pad(ms, 3) + "Z"
+        return String(unsafeUninitializedCapacity: 24) { u in
+            writeDateTime(milliseconds / 1000, into: u)
+            u[19] = UInt8(ascii: ".")
+            put(milliseconds % 1000, width: 3, at: 20, into: u)
+            u[23] = UInt8(ascii: "Z")
+            return 24
+        }
     }
 
     // MARK: -
@@ -60,17 +70,31 @@ enum DateTimeString {
         return UInt64(days) * 86400 + hour * 3600 + minute * 60 + second
     }
 
-    private static func formatDateTime(_ seconds: UInt64) -> String {
+    /// `YYYY-MM-DDTHH:MM:SS` into the first 19 bytes of `u`.
+    private static func writeDateTime(_ seconds: UInt64, into u: UnsafeMutableBufferPointer<UInt8>) {
         let days = Int64(seconds / 86400)
         let rest = seconds % 86400
         let (y, m, d) = civilFromDays(days)
-        return pad(UInt64(y), 4) + "-" + pad(UInt64(m), 2) + "-" + pad(UInt64(d), 2) + "T"
-            + pad(rest / 3600, 2) + ":" + pad(rest / 60 % 60, 2) + ":" + pad(rest % 60, 2)
+        put(UInt64(y), width: 4, at: 0, into: u)
+        u[4] = UInt8(ascii: "-")
+        put(UInt64(m), width: 2, at: 5, into: u)
+        u[7] = UInt8(ascii: "-")
+        put(UInt64(d), width: 2, at: 8, into: u)
+        u[10] = UInt8(ascii: "T")
+        put(rest / 3600, width: 2, at: 11, into: u)
+        u[13] = UInt8(ascii: ":")
+        put(rest / 60 % 60, width: 2, at: 14, into: u)
+        u[16] = UInt8(ascii: ":")
+        put(rest % 60, width: 2, at: 17, into: u)
     }
 
-    private static func pad(_ v: UInt64, _ width: Int) -> String {
-        let s = String(v)
-        return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+    /// `v` as `width` decimal digits, zero-padded (`v` has at most that many).
+    private static func put(_ v: UInt64, width: Int, at start: Int, into u: UnsafeMutableBufferPointer<UInt8>) {
+        var rest = v
+        for i in (start..<start + width).reversed() {
+            u[i] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+        }
     }
 
     private static func isLeap(_ y: UInt64) -> Bool { y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) }

@@ -1,17 +1,105 @@
+import ArcusCRDT
+
 /// The writer's half of an intern table. An item is sent once in full; afterwards its index.
 /// On the wire an index equal to the table's size means "a new item follows". Whether a new item
 /// is added is decided by the same rule on both sides (`InternBudget`), so a full table simply
 /// stops growing.
-struct InternWriter<Item: Hashable & Sendable>: Sendable {
-    private var indices: [Item: Int] = [:]
-    private(set) var count = 0
+///
+/// Encoders look up every field name, string value and stamp's site: the table is open
+/// addressing over `InternKey.internHash`, a few instructions for a short string where
+/// `Hasher` costs a hundred or more.
+struct InternWriter<Item: InternKey>: Sendable {
+    private var items: [Item] = []
+    /// Item index + 1 per slot, 0 when empty; a power of two in size, at most half full.
+    private var slots: [Int32] = []
+
+    var count: Int { items.count }
 
     @inline(__always)
-    func index(of item: Item) -> Int? { indices[item] }
+    func index(of item: Item) -> Int? {
+        guard !slots.isEmpty else { return nil }
+        let mask = slots.count - 1
+        var s = item.internHash & mask
+        while true {
+            let entry = Int(slots[s])
+            if entry == 0 { return nil }
+            if items[entry - 1] == item { return entry - 1 }
+            s = (s + 1) & mask
+        }
+    }
 
+    /// The item at `index` (below `count`).
+    @inline(__always)
+    func item(_ index: Int) -> Item { items[index] }
+
+    /// Adds an item not in the table yet.
     mutating func add(_ item: Item) {
-        indices[item] = count
-        count += 1
+        items.append(item)
+        if 2 * items.count > slots.count {
+            slots = Array(repeating: 0, count: max(16, 2 * slots.count))
+            for i in items.indices { place(items[i].internHash, i) }
+        } else {
+            place(item.internHash, items.count - 1)
+        }
+    }
+
+    private mutating func place(_ hash: Int, _ index: Int) {
+        let mask = slots.count - 1
+        var s = hash & mask
+        while slots[s] != 0 { s = (s + 1) & mask }
+        slots[s] = Int32(index + 1)
+    }
+}
+
+/// A key an intern table can hash cheaply.
+protocol InternKey: Equatable, Sendable {
+    /// A hash with well-mixed low bits, salted per process (the strings may come from peers,
+    /// which must not be able to pick colliding ones ahead of time).
+    var internHash: Int { get }
+}
+
+/// Per-process salt for `InternKey` hashes.
+private let internSalt = UInt64.random(in: .min ... .max)
+
+@inline(__always)
+private func mix(_ x: UInt64) -> Int {
+    // The finalizer of MurmurHash3: every input bit reaches every output bit.
+    var h = x
+    h ^= h >> 33
+    h &*= 0xff51_afd7_ed55_8ccd
+    h ^= h >> 33
+    h &*= 0xc4ce_b9fe_1a85_ec53
+    h ^= h >> 33
+    return Int(truncatingIfNeeded: h)
+}
+
+extension SiteID: InternKey {
+    @inline(__always)
+    var internHash: Int { mix(rawValue ^ internSalt) }
+}
+
+extension String: InternKey {
+    /// Eight bytes at a time over the UTF-8 (field names and interned strings are short).
+    var internHash: Int {
+        var s = self
+        return s.withUTF8 { bytes in
+            var h = internSalt ^ UInt64(bytes.count)
+            let raw = UnsafeRawBufferPointer(bytes)
+            var i = 0
+            while i + 8 <= raw.count {
+                h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0x9E37_79B9_7F4A_7C15
+                h ^= h >> 29
+                i += 8
+            }
+            var tail: UInt64 = 0
+            var shift: UInt64 = 0
+            while i < raw.count {
+                tail |= UInt64(raw[i]) << shift
+                shift += 8
+                i += 1
+            }
+            return mix(h ^ tail)
+        }
     }
 }
 

@@ -49,64 +49,94 @@ extension EncodingContext {
     }
 
     mutating func writeBatch(_ batch: DeltaBatch, to w: inout ByteWriter) {
-        var order = batch.documents.indices.filter { i in
-            batch.since.map { !batch.documents[i].state.version.isCovered(by: $0) } ?? true
-        }
-        // Sorted by key, so consecutive ids share prefixes (and receivers can check order).
-        // Senders that list documents in key order already skip the sort.
-        let sorted = zip(order, order.dropFirst()).allSatisfy { batch.documents[$0].key < batch.documents[$1].key }
-        if !sorted { order.sort { batch.documents[$0].key < batch.documents[$1].key } }
-        // What each document sends, selected once for the vocabulary and the writing.
-        var selected: [Cell] = []
-        var ranges: [Range<Int>] = []
-        if let since = batch.since {
-            ranges.reserveCapacity(order.count)
-            for i in order {
-                batch.documents[i].state.selectCells(since: since, into: &scratchCells, open: &scratchOpen)
-                ranges.append(selected.count..<selected.count + scratchCells.count)
-                selected.append(contentsOf: scratchCells)
-            }
-        }
-        let vocabulary = newFieldNames(order.enumerated().lazy.map { k, i in
-            (batch.documents[i].state, batch.since == nil ? batch.documents[i].state.cells[...] : selected[ranges[k]])
-        })
-        var flags: UInt64 = 0
-        if batch.covers != nil { flags |= 1 }
-        if batch.position != nil { flags |= 2 }
-        if !vocabulary.isEmpty { flags |= 4 }
-        w.writeVarint(flags)
-        if let covers = batch.covers { writeVersion(covers, to: &w) }
-        if let position = batch.position { w.writeVarint(position) }
-        if !vocabulary.isEmpty {
-            w.writeVarint(vocabulary.count)
-            for name in vocabulary {
-                w.writeString(name)
-                if budget.admit(tableCount: fieldNames.count, byteCount: name.utf8.count) { fieldNames.add(name) }
-            }
-        }
-        w.writeVarint(order.count)
-        for (k, i) in order.enumerated() {
-            writeKey(batch.documents[i].key, to: &w)
-            if batch.since == nil {
-                writeDocument(batch.documents[i].state, cells: batch.documents[i].state.cells, range: batch.documents[i].state.cells.indices, since: nil, to: &w)
-            } else {
-                writeDocument(batch.documents[i].state, cells: selected, range: ranges[k], since: batch.since, to: &w)
-            }
+        // Through a pointer: indexing the array would copy each document (and retain its tables)
+        // on every access.
+        batch.documents.withUnsafeBufferPointer { documents in
+            writeBatch(documents, since: batch.since, covers: batch.covers, position: batch.position, to: &w)
         }
     }
 
-    /// The field names a batch uses that the session has not interned yet, most used first: the
-    /// batch announces them up front (its vocabulary), so the commonest names get the small
-    /// indices that the compact field forms need.
-    func newFieldNames(_ documents: some Sequence<(DocumentState, ArraySlice<Cell>)>) -> [String] {
-        var uses: [String: Int] = [:]
-        for (state, cells) in documents {
-            for cell in cells where cell.kind == .field {
-                let name = state.names[Int(cell.index)]
-                if fieldNames.index(of: name) == nil { uses[name, default: 0] += 1 }
+    private mutating func writeBatch(
+        _ documents: UnsafeBufferPointer<DocumentDelta>, since: VersionVector?, covers: VersionVector?, position: UInt64?, to w: inout ByteWriter
+    ) {
+        var order = documents.indices.filter { i in
+            since.map { !documents[i].state.version.isCovered(by: $0) } ?? true
+        }
+        // Sorted by key, so consecutive ids share prefixes (and receivers can check order).
+        // Senders that list documents in key order already skip the sort.
+        let sorted = zip(order, order.dropFirst()).allSatisfy { documents[$0].key < documents[$1].key }
+        if !sorted { order.sort { documents[$0].key < documents[$1].key } }
+        // What each document sends (copies of its cells, field names renumbered for the batch),
+        // gathered once for the vocabulary and the writing.
+        var scratch = DocumentWriterScratch()
+        swap(&scratch, &writerScratch)
+        scratch.cells.removeAll(keepingCapacity: true)
+        var ranges: [Range<Int>] = []
+        ranges.reserveCapacity(order.count)
+        var names = BatchNames()
+        for i in order {
+            let start = scratch.cells.count
+            documents[i].state.cells.withUnsafeBufferPointer { cells in
+                if let since {
+                    DocumentState.appendCells(cells, since: since, to: &scratch.cells, open: &scratch.open)
+                } else {
+                    scratch.cells.append(contentsOf: cells)
+                }
+            }
+            names.number(&scratch.cells, start..<scratch.cells.count, from: documents[i].state.names)
+            ranges.append(start..<scratch.cells.count)
+        }
+        let vocabulary = newFieldNames(&names)
+        var flags: UInt64 = 0
+        if covers != nil { flags |= 1 }
+        if position != nil { flags |= 2 }
+        if !vocabulary.isEmpty { flags |= 4 }
+        w.writeVarint(flags)
+        if let covers { writeVersion(covers, to: &w) }
+        if let position { w.writeVarint(position) }
+        if !vocabulary.isEmpty {
+            w.writeVarint(vocabulary.count)
+            for id in vocabulary {
+                let name = names.name(id)
+                w.writeString(name)
+                if budget.admit(tableCount: fieldNames.count, byteCount: name.utf8.count) {
+                    fieldNames.add(name)
+                    names.session[id] = fieldNames.count - 1
+                }
             }
         }
-        return uses.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.map(\.key)
+        w.writeVarint(order.count)
+        scratch.cells.withUnsafeBufferPointer { selected in
+            for (k, i) in order.enumerated() {
+                writeKey(documents[i].key, to: &w)
+                // Each table through a pointer of its own: a copy of the state would retain them all.
+                documents[i].state.values.withUnsafeBufferPointer { values in
+                    documents[i].state.attachments.withUnsafeBufferPointer { attachments in
+                        let document = DocumentSource(cells: UnsafeBufferPointer(rebasing: selected[ranges[k]]), values: values, attachments: attachments)
+                        writeDocument(document, knowledge: documents[i].state.version, since: since, names: &names,
+                                      stamps: &scratch.stamps, extra: &scratch.extra, to: &w)
+                    }
+                }
+            }
+        }
+        swap(&scratch, &writerScratch)
+    }
+
+    /// The batch's field names that the session has not interned yet, most used first: the
+    /// batch announces them up front (its vocabulary), so the commonest names get the small
+    /// indices that the compact field forms need. Notes the session index of the others.
+    private func newFieldNames(_ names: inout BatchNames) -> [Int] {
+        var new: [Int] = []
+        for id in 0..<names.count {
+            if let index = fieldNames.index(of: names.name(id)) {
+                names.session[id] = index
+            } else {
+                new.append(id)
+            }
+        }
+        let uses = names.uses
+        new.sort { a, b in uses[a] != uses[b] ? uses[a] > uses[b] : names.name(a) < names.name(b) }
+        return new
     }
 
     /// A document's key: one head varint, then what it announces.
@@ -150,43 +180,6 @@ extension EncodingContext {
             lastDocumentID.append(contentsOf: bytes)
         }
         lastCollection = key.collection
-    }
-}
-
-/// Sequential ids: a stem, then a run of decimal digits of fixed width.
-enum DocumentIDStep {
-    /// The trailing digits of `bytes`: where they start and their value (nil: none, or too many).
-    static func digits(_ bytes: some Collection<UInt8>) -> (start: Int, value: UInt64)? {
-        var start = bytes.count
-        for byte in bytes.reversed() {
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { break }
-            start -= 1
-        }
-        let width = bytes.count - start
-        guard width > 0, width <= 18 else { return nil }
-        var value: UInt64 = 0
-        for byte in bytes.dropFirst(start) { value = value * 10 + UInt64(byte - UInt8(ascii: "0")) }
-        return (start, value)
-    }
-
-    /// How far `current` steps up from `previous`, if it is the same stem and digit count with a
-    /// larger number.
-    static func step(from previous: [UInt8], to current: UnsafeBufferPointer<UInt8>) -> UInt64? {
-        guard previous.count == current.count, let a = digits(previous), let b = digits(current),
-            a.start == b.start, b.value > a.value, previous[0..<a.start].elementsEqual(current[0..<b.start])
-        else { return nil }
-        return b.value - a.value
-    }
-
-    /// The id `step` above `previous`, keeping its width; nil if the number would overflow it.
-    static func apply(_ step: UInt64, to previous: [UInt8]) -> [UInt8]? {
-        guard let (start, value) = digits(previous) else { return nil }
-        let (next, overflow) = value.addingReportingOverflow(step)
-        guard !overflow else { return nil }
-        let text = Array(String(next).utf8)
-        let width = previous.count - start
-        guard text.count <= width else { return nil }
-        return Array(previous[0..<start]) + Array(repeating: UInt8(ascii: "0"), count: width - text.count) + text
     }
 }
 
@@ -300,17 +293,16 @@ extension DecodingContext {
             lastDocumentID.removeSubrange(Int(shared)...)
             lastDocumentID.append(contentsOf: rest)
         case 1:
-            guard let next = DocumentIDStep.apply((head >> 3) &+ 1, to: lastDocumentID), head >> 3 < UInt64.max else {
+            guard head >> 3 < UInt64.max, DocumentIDStep.advance(&lastDocumentID, by: (head >> 3) &+ 1) else {
                 throw .invalidValue("a sequential id step that does not fit the previous id")
             }
-            lastDocumentID = next
         case 2:
             guard head >> 3 == 0 else { throw .invalidValue("document key head \(head)") }
             return DocumentKey(collection: collection, id: try readValue(from: &r))
         default:
             guard head >> 3 == 0 else { throw .invalidValue("document key head \(head)") }
         }
-        guard let id = String(validating: lastDocumentID, as: UTF8.self) else { throw .invalidUTF8(offset: r.offset) }
+        guard let id = lastDocumentID.withUnsafeBufferPointer({ UTF8Text.string($0) }) else { throw .invalidUTF8(offset: r.offset) }
         return DocumentKey(collection: collection, id: .string(id))
     }
 }

@@ -9,20 +9,24 @@ final class TraceReplica {
     var clock: HybridLogicalClock
     private(set) var keys: [DocumentKey] = []
     private(set) var states: [DocumentState] = []
-    private var index: [DocumentKey: Int] = [:]
-    /// Each document's position among all keys in key order, so batches list documents in the
-    /// order the codec sends them without sorting keys again and again.
+    private var index = DocumentIndex()
+    /// Document indices in key order, and each document's position in it (rebuilt when stale),
+    /// so batches list documents in the order the codec sends them without sorting keys.
+    private var ordered: [Int] = []
     private var rank: [Int] = []
-    private var keysInOrder: [DocumentKey] = []
     private var rankIsStale = false
     /// Everything this replica has seen, per site.
     private(set) var version = VersionVector()
     /// Per site (a handful, so an array): (event time, document index), in time order.
     private var log: [(site: SiteID, entries: [(time: Timestamp, document: Int)])] = []
+    /// Per document, the last `changes(since:)` call that listed it (a generation number), so
+    /// listing touched documents needs no set.
+    private var listed: [UInt32] = []
+    private var generation: UInt32 = 0
 
     @inline(__always)
     private func logIndex(_ site: SiteID) -> Int {
-        if let i = log.firstIndex(where: { $0.site == site }) { return i }
+        for i in log.indices where log[i].site == site { return i }
         log.append((site, []))
         return log.count - 1
     }
@@ -35,17 +39,18 @@ final class TraceReplica {
     var documentCount: Int { states.count }
 
     private func slot(for key: DocumentKey) -> Int {
-        if let i = index[key] { return i }
+        if let i = index.find(key, in: keys) { return i }
         let i = states.count
         keys.append(key)
         states.append(DocumentState())
-        index[key] = i
-        var low = 0, high = keysInOrder.count
+        listed.append(0)
+        index.insert(key, document: i, keys: keys)
+        var low = 0, high = ordered.count
         while low < high {
             let mid = (low + high) / 2
-            if keysInOrder[mid] < key { low = mid + 1 } else { high = mid }
+            if keys[ordered[mid]] < key { low = mid + 1 } else { high = mid }
         }
-        keysInOrder.insert(key, at: low)
+        ordered.insert(i, at: low)
         rankIsStale = true
         return i
     }
@@ -61,27 +66,39 @@ final class TraceReplica {
 
     /// Every document with events that `known` does not cover, as a batch that sends only those.
     func changes(since known: VersionVector) -> DeltaBatch {
-        var touched = Set<Int>()
-        for (site, entries) in log {
-            let seen = known[site]
-            guard let seen else {
-                for entry in entries { touched.insert(entry.document) }
-                continue
-            }
-            // Binary search for the first event after what `known` has seen.
-            var low = 0, high = entries.count
-            while low < high {
-                let mid = (low + high) / 2
-                if entries[mid].time <= seen { low = mid + 1 } else { high = mid }
-            }
-            for entry in entries[low...] { touched.insert(entry.document) }
+        generation &+= 1
+        if generation == 0 {
+            for i in listed.indices { listed[i] = 0 }
+            generation = 1
         }
         if rankIsStale {
             rank = Array(repeating: 0, count: keys.count)
-            for (position, k) in keysInOrder.enumerated() { rank[index[k]!] = position }
+            for (position, document) in ordered.enumerated() { rank[document] = position }
             rankIsStale = false
         }
-        let documents = touched.sorted { rank[$0] < rank[$1] }.map { DocumentDelta(key: keys[$0], state: states[$0]) }
+        // (rank << 32 | document) for each touched document: sorting plain integers sorts by key.
+        var touched: [Int] = []
+        for s in log.indices {
+            var low = 0
+            if let seen = known[log[s].site] {
+                // Binary search for the first event after what `known` has seen.
+                low = log[s].entries.partitionPoint { $0.time <= seen }
+            }
+            for k in low..<log[s].entries.count {
+                let document = log[s].entries[k].document
+                if listed[document] != generation {
+                    listed[document] = generation
+                    touched.append(rank[document] << 32 | document)
+                }
+            }
+        }
+        touched.sort()
+        var documents: [DocumentDelta] = []
+        documents.reserveCapacity(touched.count)
+        for entry in touched {
+            let document = entry & 0xFFFF_FFFF
+            documents.append(DocumentDelta(key: keys[document], state: states[document]))
+        }
         return DeltaBatch(documents: documents, covers: version, since: known)
     }
 
@@ -92,10 +109,16 @@ final class TraceReplica {
         // Indexing instead of `for delta in`: a bound copy of each delta retains all its tables.
         for k in batch.documents.indices {
             let i = slot(for: batch.documents[k].key)
-            for cell in batch.documents[k].state.cells where cell.kind != .field && !known.contains(cell.event) {
-                let site = logIndex(cell.event.site)
-                log[site].entries.append((cell.event.time, i))
-                if !touched.contains(site) { touched.append(site) }
+            // The cells of one delta mostly share a few events: log each (site, time) once.
+            var lastSite = -1
+            var last = Stamp(time: .zero, site: SiteID(0))
+            for cell in batch.documents[k].state.cells where cell.kind != .field && cell.event != last && !known.contains(cell.event) {
+                last = cell.event
+                if lastSite < 0 || log[lastSite].site != cell.event.site {
+                    lastSite = logIndex(cell.event.site)
+                    if !touched.contains(lastSite) { touched.append(lastSite) }
+                }
+                log[lastSite].entries.append((cell.event.time, i))
                 version.observe(cell.event)
             }
             states[i].join(batch.documents[k].state)
@@ -127,7 +150,7 @@ final class TraceReplica {
         return .object(byCollection.mapValues { .object($0) })
     }
 
-    func state(of key: DocumentKey) -> DocumentState? { index[key].map { states[$0] } }
+    func state(of key: DocumentKey) -> DocumentState? { index.find(key, in: keys).map { states[$0] } }
 }
 
 extension Array {
