@@ -17,16 +17,28 @@ struct BatchNames {
     @inline(__always)
     func name(_ id: Int) -> String { lookup.item(id) }
 
+    /// The `internHash` of name `id`, for looking it up in (or adding it to) a session's table.
+    @inline(__always)
+    func hash(_ id: Int) -> Int { lookup.hash(id) }
+
+    /// Forgets every name, keeping the buffers for the next batch.
+    mutating func removeAll() {
+        lookup.removeAll()
+        uses.removeAll(keepingCapacity: true)
+        session.removeAll(keepingCapacity: true)
+    }
+
     /// Renumbers the field cells of `cells[range]`, whose indices point into `table`, to ids.
     mutating func number(_ cells: inout [Cell], _ range: Range<Int>, from table: [String]) {
         for i in range where cells[i].kind == .field {
             let name = table[Int(cells[i].index)]
+            let hash = name.internHash
             let id: Int
-            if let known = lookup.index(of: name) {
+            if let known = lookup.index(of: name, hash: hash) {
                 id = known
             } else {
                 id = lookup.count
-                lookup.add(name)
+                lookup.add(name, hash: hash)
                 uses.append(0)
                 session.append(-1)
             }

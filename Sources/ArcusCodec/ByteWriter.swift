@@ -9,6 +9,9 @@ public struct ByteWriter: Sendable {
 
     public var count: Int { bytes.count }
 
+    /// Empties the buffer, keeping its capacity for the next message.
+    public mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+
     @inline(__always)
     public mutating func write(_ byte: UInt8) { bytes.append(byte) }
 

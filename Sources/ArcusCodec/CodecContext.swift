@@ -23,6 +23,19 @@ public struct EncodingContext: Sendable {
         self.limits = limits
         budget = InternBudget(limits)
     }
+
+    /// Forgets everything interned, as if newly made, but keeps the buffers: for encoding many
+    /// independent streams (each document a store keeps on disk is one) without allocating.
+    public mutating func restart() {
+        sites.removeAll()
+        collections.removeAll()
+        fieldNames.removeAll()
+        strings.removeAll()
+        budget = InternBudget(limits)
+        lastTime = .zero
+        lastDocumentID.removeAll(keepingCapacity: true)
+        lastCollection = nil
+    }
 }
 
 public struct DecodingContext: Sendable {

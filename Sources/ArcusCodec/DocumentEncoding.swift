@@ -26,6 +26,7 @@ struct DocumentWriterScratch {
     /// The stamp table of the document being written.
     var stamps: [Stamp] = []
     var extra: [Stamp] = []
+    var names = BatchNames()
 }
 
 extension EncodingContext {
@@ -43,6 +44,8 @@ extension EncodingContext {
             }
         }
         var names = BatchNames()
+        swap(&names, &scratch.names)
+        names.removeAll()
         names.number(&scratch.cells, 0..<scratch.cells.count, from: state.names)
         resolveSessionIndices(&names)
         scratch.cells.withUnsafeBufferPointer { cells in
@@ -53,13 +56,14 @@ extension EncodingContext {
                 }
             }
         }
+        swap(&names, &scratch.names)
         swap(&scratch, &writerScratch)
     }
 
     /// Looks each of a batch's names up in the session's field names, once.
     func resolveSessionIndices(_ names: inout BatchNames) {
         for id in 0..<names.count {
-            if let index = fieldNames.index(of: names.name(id)) { names.session[id] = index }
+            if let index = fieldNames.index(of: names.name(id), hash: names.hash(id)) { names.session[id] = index }
         }
     }
 
@@ -161,7 +165,7 @@ extension EncodingContext {
         let index = names.session[id]
         if index >= 0 { return index }
         // Interned after the batch looked (as an object value's key), or not at all.
-        guard let index = fieldNames.index(of: names.name(id)) else { return nil }
+        guard let index = fieldNames.index(of: names.name(id), hash: names.hash(id)) else { return nil }
         names.session[id] = index
         return index
     }
@@ -211,7 +215,7 @@ extension EncodingContext {
             let name = names.name(id)
             w.writeString(name)
             if budget.admit(tableCount: fieldNames.count, byteCount: name.utf8.count) {
-                fieldNames.add(name)
+                fieldNames.add(name, hash: names.hash(id))
                 names.session[id] = fieldNames.count - 1
             }
         }

@@ -10,6 +10,8 @@ import ArcusCRDT
 /// `Hasher` costs a hundred or more.
 struct InternWriter<Item: InternKey>: Sendable {
     private var items: [Item] = []
+    /// Each item's `internHash`, kept so that growing the table rehashes nothing.
+    private var hashes: [Int] = []
     /// Item index + 1 per slot, 0 when empty; a power of two in size, at most half full.
     private var slots: [Int32] = []
 
@@ -17,13 +19,19 @@ struct InternWriter<Item: InternKey>: Sendable {
 
     @inline(__always)
     func index(of item: Item) -> Int? {
-        guard !slots.isEmpty else { return nil }
+        items.isEmpty ? nil : index(of: item, hash: item.internHash)
+    }
+
+    /// `hash` must be `item.internHash`: callers that look an item up more than once hash it once.
+    @inline(__always)
+    func index(of item: Item, hash: Int) -> Int? {
+        guard !items.isEmpty else { return nil }
         let mask = slots.count - 1
-        var s = item.internHash & mask
+        var s = hash & mask
         while true {
             let entry = Int(slots[s])
             if entry == 0 { return nil }
-            if items[entry - 1] == item { return entry - 1 }
+            if hashes[entry - 1] == hash && items[entry - 1] == item { return entry - 1 }
             s = (s + 1) & mask
         }
     }
@@ -32,15 +40,30 @@ struct InternWriter<Item: InternKey>: Sendable {
     @inline(__always)
     func item(_ index: Int) -> Item { items[index] }
 
+    /// The `internHash` of the item at `index`.
+    @inline(__always)
+    func hash(_ index: Int) -> Int { hashes[index] }
+
     /// Adds an item not in the table yet.
-    mutating func add(_ item: Item) {
+    mutating func add(_ item: Item) { add(item, hash: item.internHash) }
+
+    /// Adds an item not in the table yet; `hash` must be `item.internHash`.
+    mutating func add(_ item: Item, hash: Int) {
         items.append(item)
+        hashes.append(hash)
         if 2 * items.count > slots.count {
             slots = Array(repeating: 0, count: max(16, 2 * slots.count))
-            for i in items.indices { place(items[i].internHash, i) }
+            for i in items.indices { place(hashes[i], i) }
         } else {
-            place(item.internHash, items.count - 1)
+            place(hash, items.count - 1)
         }
+    }
+
+    /// Empties the table, keeping its buffers for the next stream.
+    mutating func removeAll() {
+        items.removeAll(keepingCapacity: true)
+        hashes.removeAll(keepingCapacity: true)
+        for i in slots.indices { slots[i] = 0 }
     }
 
     private mutating func place(_ hash: Int, _ index: Int) {
@@ -91,12 +114,10 @@ extension String: InternKey {
                 h ^= h >> 29
                 i += 8
             }
+            // The last few bytes in one copy (only this process compares these hashes).
             var tail: UInt64 = 0
-            var shift: UInt64 = 0
-            while i < raw.count {
-                tail |= UInt64(raw[i]) << shift
-                shift += 8
-                i += 1
+            if i < raw.count {
+                withUnsafeMutableBytes(of: &tail) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[i...])) }
             }
             return mix(h ^ tail)
         }

@@ -100,7 +100,7 @@ extension EncodingContext {
                 let name = names.name(id)
                 w.writeString(name)
                 if budget.admit(tableCount: fieldNames.count, byteCount: name.utf8.count) {
-                    fieldNames.add(name)
+                    fieldNames.add(name, hash: names.hash(id))
                     names.session[id] = fieldNames.count - 1
                 }
             }
@@ -128,7 +128,7 @@ extension EncodingContext {
     private func newFieldNames(_ names: inout BatchNames) -> [Int] {
         var new: [Int] = []
         for id in 0..<names.count {
-            if let index = fieldNames.index(of: names.name(id)) {
+            if let index = fieldNames.index(of: names.name(id), hash: names.hash(id)) {
                 names.session[id] = index
             } else {
                 new.append(id)

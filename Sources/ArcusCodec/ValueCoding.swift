@@ -107,7 +107,8 @@ extension EncodingContext {
         }
         let length = s.utf8.count
         if ValueTag.internable(length) {
-            if let index = strings.index(of: s) {
+            let hash = s.internHash
+            if let index = strings.index(of: s, hash: hash) {
                 if index < 64 {
                     w.write(ValueTag.shortReferenceBase + UInt8(index))
                 } else {
@@ -116,7 +117,7 @@ extension EncodingContext {
                 }
                 return
             }
-            if budget.admit(tableCount: strings.count, byteCount: length) { strings.add(s) }
+            if budget.admit(tableCount: strings.count, byteCount: length) { strings.add(s, hash: hash) }
         }
         if length < 32 {
             w.write(ValueTag.shortStringBase + UInt8(length))

@@ -32,6 +32,22 @@ struct DocumentCodingTests {
         #expect(decoded.value == state.value)
     }
 
+    @Test("a restarted context writes each document exactly as a fresh one would", arguments: SeededRandom.seeds(count: 10, test: "restarted-context"))
+    func restartedContext(seed: UInt64) throws {
+        print("restarted-context seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")
+        var rng = SeededRandom(seed: seed)
+        var context = EncodingContext()
+        var w = ByteWriter()
+        for _ in 0..<20 {
+            let state = RandomMutations.document(&rng, mutations: Int.random(in: 1...30, using: &rng), sites: Self.sites)
+            context.restart()
+            w.removeAll()
+            context.writeDocument(state, to: &w)
+            #expect(w.bytes == encode(state), "seed \(seed)")
+            #expect(try decode(w.bytes) == state, "seed \(seed)")
+        }
+    }
+
     @Test("encoding changes since a version writes the same bytes as encoding the delta", arguments: SeededRandom.seeds(count: 30, test: "since-encoding"))
     func sinceEncoding(seed: UInt64) throws {
         print("since-encoding seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")
