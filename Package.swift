@@ -34,6 +34,8 @@ let package = Package(
             dependencies: [
                 "ArcusCRDT", "ArcusCodec",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the statements every write runs (see RawStatement).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: optimized

@@ -173,22 +173,40 @@ extension DocumentState {
     /// objects laid out as maps with their own markers, as the general mutators would.
     private mutating func fastCreate(_ writes: [(path: [String], value: Value)], stamp: Stamp, hints: TypeHints) -> DocumentState? {
         guard writes.allSatisfy({ $0.path.count == 1 }) else { return nil }
+        return fastCreate(writes.map { ($0.path[0], $0.value) }, stamp: stamp, hints: hints)
+    }
+
+    /// A new document from top-level fields (the commonest write of all: an upsert of a new
+    /// document), built straight into sorted cells.
+    mutating func fastCreate(_ fields: [String: Value], excluding excluded: String?, stamp: Stamp, hints: TypeHints) -> DocumentState? {
+        var list: [(String, Value)] = []
+        list.reserveCapacity(fields.count)
+        for (name, value) in fields where name != excluded { list.append((name, value)) }
+        return fastCreate(list, stamp: stamp, hints: hints)
+    }
+
+    private mutating func fastCreate(_ fields: [(String, Value)], stamp: Stamp, hints: TypeHints) -> DocumentState? {
+        guard !fields.isEmpty else { return nil }
         var delta = DocumentState(version: VersionVector([stamp.site: stamp.time]))
+        delta.cells.reserveCapacity(2 * fields.count + 1)
+        delta.names.reserveCapacity(fields.count)
+        delta.values.reserveCapacity(fields.count)
         delta.cells.append(Cell(kind: .marker, depth: 0, flag: .present, order: stamp, event: stamp))
-        let fields = writes.map { ($0.path[0], $0.value) }.sorted { $0.0 < $1.0 }
-        guard delta.appendFields(fields, at: FieldPath.root, depth: 0, stamp: stamp, hints: hints) else { return nil }
+        guard delta.appendFields(fields.sorted { $0.0 < $1.0 }, at: FieldPath.root, depth: 0, stamp: stamp, hints: hints) else { return nil }
         self = delta
         return delta
     }
 
     /// Appends `fields` (sorted) of a new map at `depth`; false when one needs the general path.
     private mutating func appendFields(_ fields: [(String, Value)], at parent: FieldPath, depth: UInt8, stamp: Stamp, hints: TypeHints) -> Bool {
+        // Without per-field hints, no path needs building (most writes have none).
+        let plain = hints.fields.isEmpty
         for (name, value) in fields {
-            let path = parent.appending(name)
-            if hints.type(at: path) == .counter { return false }
+            let path = plain ? parent : parent.appending(name)
+            if !plain, hints.type(at: path) == .counter { return false }
             names.append(name)
             cells.append(.field(depth: depth, name: UInt32(names.count - 1)))
-            if case .object(let object) = value, hints.storesAsMap(value, at: path) {
+            if case .object(let object) = value, plain ? hints.objects == .map : hints.storesAsMap(value, at: path) {
                 guard Int(depth) + 1 < Value.maximumNestingDepth else { return false }
                 cells.append(Cell(kind: .marker, depth: depth + 1, flag: .present, order: stamp, event: stamp))
                 guard appendFields(object.sorted { $0.key < $1.key }, at: path, depth: depth + 1, stamp: stamp, hints: hints) else {

@@ -8,14 +8,20 @@
 extension DocumentState {
     /// Merges `fields` into the document, creating it when it is not live. Objects become maps
     /// (unless `hints` say otherwise) whose fields merge one by one; fields not named are left
-    /// alone.
+    /// alone. A field named `excluded` is not written (a store keeps `_id` outside the CRDT).
     @discardableResult
     public mutating func upsert(
         _ fields: [String: Value],
+        excluding excluded: String? = nil,
         strategy: WriteStrategy = .merge,
         at stamp: Stamp,
         hints: TypeHints = .objectsAreMaps
     ) -> DocumentState? {
+        if strategy == .merge, cells.isEmpty, let delta = fastCreate(fields, excluding: excluded, stamp: stamp, hints: hints) {
+            return delta
+        }
+        var fields = fields
+        if let excluded, fields[excluded] != nil { fields[excluded] = nil }
         if strategy == .merge, let delta = fastWriteRegisters(fields.map { ([$0.key], $0.value) }, mergingObjects: true, stamp: stamp, hints: hints) {
             return delta
         }

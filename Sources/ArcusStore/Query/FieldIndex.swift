@@ -28,8 +28,7 @@ public struct FieldIndex: Sendable, Hashable {
     }
 
     func create(_ db: Database) throws {
-        // Expressions only: the table is WITHOUT ROWID, so the index carries the primary key
-        // (collection, id) after them anyway.
+        // Expressions only: each entry carries the row's rowid, which leads to the document.
         let columns = paths.map(Self.expression(for:)).joined(separator: ", ")
         try db.execute(sql: "CREATE INDEX IF NOT EXISTS \"\(sqliteName)\" ON document (\(columns))")
         try db.execute(sql: "INSERT OR REPLACE INTO field_index (name, collection, paths) VALUES (?, ?, ?)",

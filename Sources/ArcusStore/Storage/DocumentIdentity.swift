@@ -6,6 +6,17 @@ enum DocumentIdentity {
     /// Removes `_id` from `fields` and returns it, or a fresh id when there is none.
     static func take(from fields: inout [String: Value]) throws -> Value {
         guard let id = fields.removeValue(forKey: "_id") else { return .string(generate()) }
+        return try checked(id)
+    }
+
+    /// The `_id` in `fields`, checked, or a fresh id when there is none; `fields` stay as they
+    /// are (copying a document's fields to take `_id` out cost more than writing it).
+    static func id(in fields: [String: Value]) throws -> Value {
+        guard let id = fields["_id"] else { return .string(generate()) }
+        return try checked(id)
+    }
+
+    private static func checked(_ id: Value) throws -> Value {
         switch id {
         case .string(let s) where !s.isEmpty: return id
         case .object(let o) where !o.isEmpty:

@@ -5,8 +5,15 @@ import ArcusCRDT
 /// from the document's root, and it leaves `_id` alone.
 enum DocumentValidation {
     /// The fields of a document being upserted or inserted (its `_id` already taken out).
-    static func check(_ fields: [String: Value]) throws {
-        for (name, value) in fields { try check(value, at: FieldPath([name])) }
+    static func check(_ fields: [String: Value], excluding excluded: String? = nil) throws {
+        for (name, value) in fields where name != excluded {
+            switch value {
+            // A finite scalar under a name other than _id is fine: no path to build.
+            case .null, .bool, .int, .string, .binary: if name == "_id" { try checkPath(FieldPath([name])) }
+            case .double(let d) where d.isFinite: if name == "_id" { try checkPath(FieldPath([name])) }
+            default: try check(value, at: FieldPath([name]))
+            }
+        }
     }
 
     /// A value about to be written at `path` inside a document.

@@ -24,6 +24,8 @@ public final class Store: Sendable {
     let observers = ObserverRegistry()
     let indexes: Mutex<[FieldIndex]>
     let attachmentFiles: AttachmentFiles
+    /// Used by writes only, so uncontended: one writer at a time.
+    let stateEncoder = Mutex(StateEncoder())
 
     public struct Options: Sendable {
         /// `NORMAL` (default) keeps every commit through a process crash; `FULL` also through

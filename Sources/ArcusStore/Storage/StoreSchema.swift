@@ -4,8 +4,9 @@ import GRDB
 ///
 /// - `document`: one row per document: its CRDT state (ArcusCodec encoding, version vector
 ///   included), its materialised JSON with `_id` (NULL once removed: the row stays so the
-///   removal syncs), and `seq`, the change-log position of its latest change. The index on
-///   `seq` is the change log: "what changed since X" reads an index range, never the table.
+///   removal syncs), and `seq`, the change-log position of its latest change. Since v3 `seq`
+///   is the rowid: the table itself is the change log ("what changed since X" is a range of
+///   it), new documents append at its end, and a write updates two b-trees, not three.
 /// - `field_index`: the field indexes made by `CREATE INDEX`; each is also a SQLite expression
 ///   index on the document JSON.
 /// - `attachment` and `attachment_ref`: blobs kept under `attachments/`, and which documents
@@ -60,6 +61,25 @@ enum StoreSchema {
                     SELECT m.value, c.value FROM meta m, meta c WHERE m.key = 'site' AND c.key = 'clock';
                 DELETE FROM meta WHERE key = 'clock';
                 """)
+        }
+        migrator.registerMigration("v3") { db in
+            // seq becomes the rowid; the field indexes go with the old table and are rebuilt.
+            let fieldIndexes = try FieldIndex.all(db)
+            try db.execute(sql: """
+                CREATE TABLE document_v3 (
+                    seq INTEGER PRIMARY KEY,
+                    collection TEXT NOT NULL,
+                    id TEXT NOT NULL,
+                    state BLOB NOT NULL,
+                    json TEXT
+                );
+                INSERT INTO document_v3 (seq, collection, id, state, json)
+                    SELECT seq, collection, id, state, json FROM document ORDER BY seq;
+                DROP TABLE document;
+                ALTER TABLE document_v3 RENAME TO document;
+                CREATE UNIQUE INDEX document_key ON document (collection, id);
+                """)
+            for index in fieldIndexes { try index.create(db) }
         }
         return migrator
     }()

@@ -2,6 +2,7 @@ import ArcusCRDT
 import ArcusCodec
 import Foundation
 import GRDB
+import Synchronization
 
 /// One document changed by a commit: what observers and sync need to know.
 public struct DocumentChange: Sendable {
@@ -48,11 +49,10 @@ public final class WriteTransaction {
     /// when there is none); returns the `_id`.
     @discardableResult
     public func upsert(_ fields: [String: Value], into collection: String, strategy: WriteStrategy = .merge, hints: TypeHints = .objectsAreMaps) throws -> Value {
-        var fields = fields
-        let id = try DocumentIdentity.take(from: &fields)
-        try DocumentValidation.check(fields)
+        let id = try DocumentIdentity.id(in: fields)
+        try DocumentValidation.check(fields, excluding: "_id")
         try mutate(DocumentKey(collection: collection, id: id)) { state, stamp in
-            state.upsert(fields, strategy: strategy, at: stamp, hints: hints)
+            state.upsert(fields, excluding: "_id", strategy: strategy, at: stamp, hints: hints)
         }
         return id
     }
@@ -94,7 +94,7 @@ public final class WriteTransaction {
     func save(_ row: DocumentRows.RowID, state: DocumentState, delta: DocumentState, wasLive: Bool, hadAttachments: Bool, local: Bool = true) throws {
         let sequence = store.nextSequence()
         let json = state.visibleJSON(adding: ("_id", row.key.id))
-        try DocumentRows.store(db, row, state: state, json: json, sequence: sequence)
+        try DocumentRows.store(db, row, state: state, json: json, sequence: sequence, encoder: store.stateEncoder)
         try AttachmentReferences.update(db, row, state: state, hadAttachments: hadAttachments)
         changes.append(DocumentChange(key: row.key, delta: delta, state: state, sequence: sequence))
         if local { delta.forEachEvent { versionAdded.observe($0) } }
@@ -158,9 +158,10 @@ enum DocumentRows {
     }
 
     static func load(_ db: Database, _ row: RowID) throws -> DocumentState? {
-        let statement = try db.cachedStatement(sql: "SELECT state FROM document WHERE collection = ? AND id = ?")
-        guard let blob = try Data.fetchOne(statement, arguments: [row.key.collection, row.id]) else { return nil }
-        return try decode(blob, row.key)
+        let statement = try RawStatement(db, sql: "SELECT state FROM document WHERE collection = ? AND id = ?")
+        try statement.bind(row.key.collection, at: 1)
+        try statement.bind(row.id, at: 2)
+        return try statement.firstBlob { blob in try decode(Array(blob), row.key) }
     }
 
     /// The document as readers see it, from its materialised JSON; nil when there is none.
@@ -171,20 +172,17 @@ enum DocumentRows {
     }
 
     static func decode(_ blob: Data, _ key: DocumentKey) throws -> DocumentState {
+        try decode(Array(blob), key)
+    }
+
+    static func decode(_ bytes: [UInt8], _ key: DocumentKey) throws -> DocumentState {
         var context = DecodingContext()
-        var reader = ByteReader(Array(blob))
+        var reader = ByteReader(bytes)
         do {
             return try context.readDocument(from: &reader)
         } catch {
             throw StoreError.corruptDocument(collection: key.collection, id: key.storageID, reason: error)
         }
-    }
-
-    static func encode(_ state: DocumentState) -> Data {
-        var context = EncodingContext()
-        var writer = ByteWriter(capacity: 256)
-        context.writeDocument(state, to: &writer)
-        return Data(writer.take())
     }
 
     /// The document as readers see it, with its `_id`; nil when not live.
@@ -194,12 +192,17 @@ enum DocumentRows {
         return .object(fields)
     }
 
-    static func store(_ db: Database, _ row: RowID, state: DocumentState, json: String?, sequence: Int64) throws {
-        let statement = try db.cachedStatement(sql: """
+    static func store(_ db: Database, _ row: RowID, state: DocumentState, json: String?, sequence: Int64, encoder: borrowing Mutex<StateEncoder>) throws {
+        let statement = try RawStatement(db, sql: """
             INSERT INTO document (collection, id, state, json, seq) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT (collection, id) DO UPDATE SET state = excluded.state, json = excluded.json, seq = excluded.seq
             """)
-        try statement.execute(arguments: [row.key.collection, row.id, encode(state), json, sequence])
+        try statement.bind(row.key.collection, at: 1)
+        try statement.bind(row.id, at: 2)
+        try encoder.withLock { encoder in try encoder.encode(state) { try statement.bind($0, at: 3) } }
+        try statement.bind(json, at: 4)
+        try statement.bind(sequence, at: 5)
+        try statement.execute()
     }
 }
 
