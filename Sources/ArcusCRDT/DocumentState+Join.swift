@@ -249,21 +249,4 @@ extension DocumentState {
         if x.isRemoved != y.isRemoved { return y.isRemoved }
         return x.event < y.event
     }
-
-    /// `span(in:ofFieldAt:)` over a pointer, within a map ending at `end`.
-    @inline(__always)
-    static func span(in cells: UnsafeBufferPointer<Cell>, ofFieldAt i: Int, end n: Int) -> FieldSpan {
-        let depth = cells[i].depth
-        var j = i + 1
-        var register: Int?
-        if j < n, cells[j].depth == depth, cells[j].kind == .register {
-            register = j
-            j += 1
-        }
-        let counterStart = j
-        while j < n, cells[j].depth == depth, cells[j].kind == .contribution || cells[j].kind == .baseline { j += 1 }
-        let nestedStart = j
-        while j < n, cells[j].depth > depth { j += 1 }
-        return FieldSpan(field: i, register: register, counter: counterStart..<nestedStart, nested: nestedStart..<j)
-    }
 }

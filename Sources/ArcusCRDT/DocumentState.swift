@@ -145,8 +145,14 @@ extension DocumentState {
 
     @inline(__always)
     public static func span(in cells: [Cell], ofFieldAt i: Int) -> FieldSpan {
+        cells.withUnsafeBufferPointer { span(in: $0, ofFieldAt: i, end: $0.count) }
+    }
+
+    /// The span of the field whose cell is at `i`, in cells read through a pointer (the merge
+    /// and the encoder), within a map ending at `end`.
+    @inline(__always)
+    public static func span(in cells: UnsafeBufferPointer<Cell>, ofFieldAt i: Int, end n: Int) -> FieldSpan {
         let depth = cells[i].depth
-        let n = cells.count
         var j = i + 1
         var register: Int?
         if j < n, cells[j].depth == depth, cells[j].kind == .register {

@@ -9,14 +9,7 @@ struct DocumentSource {
     let attachments: UnsafeBufferPointer<AttachmentToken>
 }
 
-/// Where one field's parts are in a document's cells (see `DocumentState.FieldSpan`).
-struct FieldSpan {
-    var field: Int
-    var register: Int?
-    var counter: Range<Int>
-    var nested: Range<Int>
-    var end: Int { nested.upperBound }
-}
+typealias FieldSpan = DocumentState.FieldSpan
 
 /// Buffers the document writer reuses from one document to the next.
 struct DocumentWriterScratch {
@@ -93,23 +86,6 @@ extension EncodingContext {
         }
     }
 
-    /// Where one field's parts are in a document's cells (`DocumentState.span`, over pointers).
-    @inline(__always)
-    static func span(_ cells: UnsafeBufferPointer<Cell>, ofFieldAt i: Int, end n: Int) -> FieldSpan {
-        let depth = cells[i].depth
-        var j = i + 1
-        var register: Int?
-        if j < n, cells[j].depth == depth, cells[j].kind == .register {
-            register = j
-            j += 1
-        }
-        let counterStart = j
-        while j < n, cells[j].depth == depth, cells[j].kind == .contribution || cells[j].kind == .baseline { j += 1 }
-        let nestedStart = j
-        while j < n, cells[j].depth > depth { j += 1 }
-        return FieldSpan(field: i, register: register, counter: counterStart..<nestedStart, nested: nestedStart..<j)
-    }
-
     /// A map's field count and marker kind (0 none, 1 present, 2 present with its own event,
     /// 3 removed).
     private static func mapHeader(_ cells: UnsafeBufferPointer<Cell>, _ range: Range<Int>) -> (count: Int, markerKind: UInt64) {
@@ -123,7 +99,7 @@ extension EncodingContext {
         var count = 0
         while i < range.upperBound {
             count += 1
-            i = span(cells, ofFieldAt: i, end: range.upperBound).end
+            i = DocumentState.span(in: cells, ofFieldAt: i, end: range.upperBound).end
         }
         return (count, markerKind)
     }
@@ -149,7 +125,7 @@ extension EncodingContext {
             i += 1
         }
         while i < range.upperBound {
-            let span = Self.span(cells, ofFieldAt: i, end: range.upperBound)
+            let span = DocumentState.span(in: cells, ofFieldAt: i, end: range.upperBound)
             let name = Int(cells[i].index)
             if !writeCompactField(name, document, span, table, &names, to: &w) {
                 writeFieldEntryName(name, &names, to: &w)
