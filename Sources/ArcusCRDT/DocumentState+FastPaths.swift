@@ -147,7 +147,7 @@ extension DocumentState {
 
     /// The delta of planned writes (sorted by path): each under its path's field cells.
     private static func writeDelta(_ writes: [PlannedWrite], stamp: Stamp) -> DocumentState {
-        var delta = DocumentState(version: VersionVector([stamp.site: stamp.time]))
+        var delta = DocumentState(version: VersionVector(stamp))
         var previous: [String] = []
         for write in writes {
             let path = write.path
@@ -187,12 +187,14 @@ extension DocumentState {
 
     private mutating func fastCreate(_ fields: [(String, Value)], stamp: Stamp, hints: TypeHints) -> DocumentState? {
         guard !fields.isEmpty else { return nil }
-        var delta = DocumentState(version: VersionVector([stamp.site: stamp.time]))
+        var delta = DocumentState(version: VersionVector(stamp))
         delta.cells.reserveCapacity(2 * fields.count + 1)
         delta.names.reserveCapacity(fields.count)
         delta.values.reserveCapacity(fields.count)
         delta.cells.append(Cell(kind: .marker, depth: 0, flag: .present, order: stamp, event: stamp))
-        guard delta.appendFields(fields.sorted { $0.0 < $1.0 }, at: FieldPath.root, depth: 0, stamp: stamp, hints: hints) else { return nil }
+        var fields = fields
+        fields.sort { $0.0 < $1.0 }
+        guard delta.appendFields(fields, at: FieldPath.root, depth: 0, stamp: stamp, hints: hints) else { return nil }
         self = delta
         return delta
     }
@@ -239,7 +241,7 @@ extension DocumentState {
         version.observe(stamp)
         compactIfWasteful()
 
-        var delta = DocumentState(version: VersionVector([stamp.site: stamp.time]))
+        var delta = DocumentState(version: VersionVector(stamp))
         for (d, name) in path.components.enumerated() {
             delta.names.append(name)
             delta.cells.append(.field(depth: UInt8(d), name: UInt32(delta.names.count - 1)))

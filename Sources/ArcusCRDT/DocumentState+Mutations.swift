@@ -138,7 +138,7 @@ extension DocumentState {
 
     private mutating func commit(_ root: MapNode, _ context: MutationContext) -> DocumentState? {
         guard !root.isEmpty else { return nil }
-        let delta = DocumentState(root: root, version: VersionVector([context.stamp.event.site: context.stamp.event.time]))
+        let delta = DocumentState(root: root, version: VersionVector(context.stamp.event))
         join(delta)
         return delta
     }

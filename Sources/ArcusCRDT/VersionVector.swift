@@ -15,6 +15,9 @@ public struct VersionVector: Sendable, Hashable, CustomStringConvertible {
 
     public init() { elements = [] }
 
+    /// The vector of one event: what a single write's delta has seen.
+    public init(_ stamp: Stamp) { elements = [Element(site: stamp.site, time: stamp.time)] }
+
     public init(_ entries: [SiteID: Timestamp]) {
         elements = entries.map { Element(site: $0.key, time: $0.value) }.sorted { $0.site < $1.site }
     }

@@ -120,7 +120,7 @@ extension WriteTransaction {
     /// Runs `body` on the document at `key` (created if absent); returns whether it changed.
     func update(_ key: DocumentKey, _ body: (MutableDocument) throws -> Void) throws -> Bool {
         let row = DocumentRows.RowID(key)
-        let state = try DocumentRows.load(db, row) ?? DocumentState()
+        let state = try load(row) ?? DocumentState()
         let wasLive = state.isLive, hadAttachments = !state.attachments.isEmpty
         let store = self.store
         let document = MutableDocument(id: key.id, state: state, stamp: { store.stamp() })

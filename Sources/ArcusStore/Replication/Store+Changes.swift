@@ -22,9 +22,12 @@ extension Store {
     /// learns it has seen everything this store has.
     public func changes(after position: Int64, since known: VersionVector, limit: Int = 1000) throws -> ChangeSet {
         precondition(limit > 0, "limit must be positive")
+        // Read before the snapshot starts, so the snapshot holds every event it names (it is
+        // updated after each commit). A commit in between only makes it cover less: a resend.
+        let version = self.version
         return try read { db in
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT collection, id, state, seq FROM document WHERE seq > ? ORDER BY seq LIMIT ?
+                SELECT collection, id, state, json, seq FROM document WHERE seq > ? ORDER BY seq LIMIT ?
                 """), arguments: [position, limit == .max ? -1 : limit + 1])  // -1: no limit
             var documents: [DocumentDelta] = []
             var last = position
@@ -33,12 +36,12 @@ extension Store {
                 guard documents.count < limit else { more = true; break }
                 let collection: String = row[0], storedID: String = row[1]
                 let key = DocumentKey(collection: collection, id: try Value(json: storedID))
-                documents.append(DocumentDelta(key: key, state: try DocumentRows.decode(row[2], key)))
-                last = row[3]
+                let state = try DocumentRows.decode(row[2], json: row[3], key, site: site)
+                documents.append(DocumentDelta(key: key, state: state))
+                last = row[4]
             }
             documents.sort { $0.key < $1.key }
-            // Read in this snapshot, so it matches the documents read.
-            let covers = more ? nil : try SiteVersions.read(db)
+            let covers = more ? nil : version
             return ChangeSet(batch: DeltaBatch(documents: documents, covers: covers, position: UInt64(last), since: known),
                              position: last, isComplete: !more)
         }
@@ -68,7 +71,7 @@ extension WriteTransaction {
     public func merge(_ delta: DocumentDelta) throws -> Bool {
         try DocumentValidation.check(delta: delta.state, key: delta.key)
         let row = DocumentRows.RowID(delta.key)
-        var state = try DocumentRows.load(db, row) ?? DocumentState()
+        var state = try load(row) ?? DocumentState()
         let before = state
         let wasLive = state.isLive, hadAttachments = !state.attachments.isEmpty
         state.join(delta.state)

@@ -1,3 +1,4 @@
+import ArcusCRDT
 import GRDB
 import GRDBSQLite
 
@@ -49,16 +50,35 @@ struct RawStatement {
         guard code == SQLITE_DONE else { throw error(code) }
     }
 
-    /// Runs a query for at most one row and hands `row` its first column's bytes, which are
-    /// valid only during the call; nil when there is no row.
-    func firstBlob<T>(_ row: (UnsafeRawBufferPointer) throws -> T) throws -> T? {
+    /// Runs a query for at most one row and hands `row` its columns, which are valid only
+    /// during the call; nil when there is no row.
+    func firstRow<T>(_ row: (Columns) throws -> T) throws -> T? {
         defer { sqlite3_reset(handle) }
         let code = sqlite3_step(handle)
         if code == SQLITE_DONE { return nil }
         guard code == SQLITE_ROW else { throw error(code) }
-        let bytes = sqlite3_column_blob(handle, 0)
-        let count = Int(sqlite3_column_bytes(handle, 0))
-        return try row(UnsafeRawBufferPointer(start: bytes, count: count))
+        return try row(Columns(handle: handle))
+    }
+
+    /// The current row's columns.
+    struct Columns {
+        fileprivate let handle: SQLiteStatement
+
+        /// A `document.state` column: an encoded state (blob) or a creation time (integer).
+        func storedState(_ index: Int32) -> DocumentRows.StoredState {
+            if sqlite3_column_type(handle, index) == SQLITE_INTEGER {
+                return .created(Timestamp(rawValue: UInt64(bitPattern: sqlite3_column_int64(handle, index))))
+            }
+            let bytes = sqlite3_column_blob(handle, index)
+            return .encoded(UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, index))))
+        }
+
+        /// A text column; nil when NULL.
+        func text(_ index: Int32) -> String? {
+            guard let text = sqlite3_column_text(handle, index) else { return nil }
+            let count = Int(sqlite3_column_bytes(handle, index))
+            return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+        }
     }
 
     private func check(_ code: Int32) throws {

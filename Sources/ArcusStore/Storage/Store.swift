@@ -21,6 +21,8 @@ public final class Store: Sendable {
     private let sequence: Mutex<Int64>
     /// Every event in the store, per site, as of the last commit.
     private let versionVector: Mutex<VersionVector>
+    /// The change-log position up to which `site_version` holds the version vector.
+    private let versionCheckpoint: Mutex<Int64>
     let observers = ObserverRegistry()
     let indexes: Mutex<[FieldIndex]>
     let attachmentFiles: AttachmentFiles
@@ -72,7 +74,7 @@ public final class Store: Sendable {
         self.directory = directory
         self.lock = lock
         try StoreSchema.migrator.migrate(writer)
-        let (site, version, lastSequence) = try writer.write { db -> (SiteID, VersionVector, Int64) in
+        let (site, version, latest, lastSequence, checkpoint) = try writer.write { db -> (SiteID, VersionVector, Timestamp, Int64, Int64) in
             let site: SiteID
             // Stored as the Int64 with the same bits: SQLite integers are signed.
             if let raw = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'site'") {
@@ -82,13 +84,20 @@ public final class Store: Sendable {
                 try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('site', ?)", arguments: [Int64(bitPattern: site.rawValue)])
             }
             let sequence = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM document") ?? 0
-            return (site, try SiteVersions.read(db), sequence)
+            let (version, latest) = try SiteVersions.recover(db, site: site)
+            guard let checkpoint = try SiteVersions.checkpointSequence(db) else {
+                // A new store, or one that wrote its version vector on every commit: complete now.
+                try SiteVersions.checkpoint(version, through: sequence, db)
+                return (site, version, latest, sequence, sequence)
+            }
+            return (site, version, latest, sequence, checkpoint)
         }
         self.site = site
         indexes = Mutex(try writer.read { try FieldIndex.all($0) })
-        // Above every event seen, local or merged: stamps never repeat or go back after a restart.
-        clock = Mutex(HybridLogicalClock(last: version.maxTime, physical: options.physicalClock))
+        // Above every event stored, local or merged: stamps never repeat or go back after a restart.
+        clock = Mutex(HybridLogicalClock(last: latest, physical: options.physicalClock))
         versionVector = Mutex(version)
+        versionCheckpoint = Mutex(checkpoint)
         sequence = Mutex(lastSequence)
         attachmentFiles = AttachmentFiles(directory: directory?.appendingPathComponent("attachments"))
     }
@@ -120,6 +129,9 @@ public final class Store: Sendable {
     /// Every event this store holds, local or merged, per site.
     public var version: VersionVector { versionVector.withLock { $0 } }
 
+    /// The change-log position up to which `site_version` is complete.
+    var checkpointedSequence: Int64 { versionCheckpoint.withLock { $0 } }
+
     // MARK: - Transactions
 
     /// Runs `body` in one write transaction and commits it; if `body` throws, nothing it did is
@@ -142,6 +154,7 @@ public final class Store: Sendable {
                     return .commit
                 }
                 versionVector.withLock { $0.formUnion(transaction.versionAdded) }
+                if let checkpoint = transaction.checkpoint { versionCheckpoint.withLock { $0 = checkpoint } }
                 return transaction.results
             } catch {
                 sequence.withLock { $0 = sequenceBefore }

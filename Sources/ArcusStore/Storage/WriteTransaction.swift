@@ -34,6 +34,22 @@ public final class WriteTransaction {
     private(set) var results: [Result] = []
     /// The events this transaction wrote, and the versions of complete batches it merged.
     var versionAdded = VersionVector()
+    /// Whether it evicted a document (whose local events the recovery at open cannot see).
+    private var evicted = false
+    /// The change-log position `site_version` is complete up to once this commits, if it
+    /// checkpointed the version vector.
+    private(set) var checkpoint: Int64?
+
+    /// The statements every document write runs, prepared once per transaction.
+    private var loadStatement: RawStatement?
+    private var storeStatement: RawStatement?
+
+    private func prepared(_ cached: inout RawStatement?, _ sql: String) throws -> RawStatement {
+        if let cached { return cached }
+        let statement = try RawStatement(db, sql: sql)
+        cached = statement
+        return statement
+    }
 
     init(store: Store, db: Database) {
         self.store = store
@@ -72,6 +88,7 @@ public final class WriteTransaction {
         try db.execute(sql: "DELETE FROM document WHERE collection = ? AND id = ?", arguments: [key.collection, id])
         try AttachmentReferences.clear(db, key)
         let sequence = store.nextSequence()
+        evicted = true
         changes.append(DocumentChange(key: key, delta: nil, state: nil, sequence: sequence))
         results.append(Result(kind: .evicted, collection: key.collection, id: key.id))
         return true
@@ -82,11 +99,16 @@ public final class WriteTransaction {
     @discardableResult
     func mutate(_ key: DocumentKey, _ mutation: (inout DocumentState, Stamp) -> DocumentState?) throws -> Bool {
         let row = DocumentRows.RowID(key)
-        var state = try DocumentRows.load(db, row) ?? DocumentState()
+        var state = try load(row) ?? DocumentState()
         let wasLive = state.isLive, hadAttachments = !state.attachments.isEmpty
         guard let delta = mutation(&state, store.stamp()) else { return false }
         try save(row, state: state, delta: delta, wasLive: wasLive, hadAttachments: hadAttachments)
         return true
+    }
+
+    /// The document's state as this transaction sees it; nil when it has no row.
+    func load(_ row: DocumentRows.RowID) throws -> DocumentState? {
+        try DocumentRows.load(prepared(&loadStatement, DocumentRows.loadSQL), row, site: store.site)
     }
 
     /// Stores a document's new state and records the change. A local change adds its events to
@@ -94,7 +116,7 @@ public final class WriteTransaction {
     func save(_ row: DocumentRows.RowID, state: DocumentState, delta: DocumentState, wasLive: Bool, hadAttachments: Bool, local: Bool = true) throws {
         let sequence = store.nextSequence()
         let json = state.visibleJSON(adding: ("_id", row.key.id))
-        try DocumentRows.store(db, row, state: state, json: json, sequence: sequence, encoder: store.stateEncoder)
+        try DocumentRows.store(prepared(&storeStatement, DocumentRows.storeSQL), row, state: state, json: json, sequence: sequence, site: store.site, encoder: store.stateEncoder)
         try AttachmentReferences.update(db, row, state: state, hadAttachments: hadAttachments)
         changes.append(DocumentChange(key: row.key, delta: delta, state: state, sequence: sequence))
         if local { delta.forEachEvent { versionAdded.observe($0) } }
@@ -102,11 +124,18 @@ public final class WriteTransaction {
         results.append(Result(kind: kind, collection: row.key.collection, id: row.key.id))
     }
 
-    /// Before commit: persists the version vector, and arranges for observers to hear of the changes
-    /// once (and only if) the commit succeeds — on the writer, so in commit order.
+    /// Before commit: checkpoints the version vector when it must (see `SiteVersions`), and
+    /// arranges for observers to hear of the changes once (and only if) the commit succeeds —
+    /// on the writer, so in commit order.
     func finish() throws {
+        let site = store.site
+        let merged = versionAdded.elements.contains { $0.site != site }
+        let sequence = store.changeSequence
+        if evicted || merged || (!versionAdded.isEmpty && sequence - store.checkpointedSequence >= SiteVersions.checkpointInterval) {
+            try SiteVersions.checkpoint(store.version.union(versionAdded), through: sequence, db)
+            checkpoint = sequence
+        }
         guard !changes.isEmpty else { return }
-        try SiteVersions.write(versionAdded, db)
         // Observers register on the writer, so none can appear between this check and the commit.
         guard !store.observers.isEmpty else { return }
         let changes = self.changes
@@ -137,72 +166,6 @@ public final class WriteTransaction {
         }
         try index.drop(db)
         store.indexes.withLock { $0.removeAll { $0.name == index.name } }
-    }
-}
-
-/// Reading and writing `document` rows.
-enum DocumentRows {
-    /// A document's primary key, its `_id` rendered once.
-    struct RowID {
-        let key: DocumentKey
-        let id: String
-
-        init(_ key: DocumentKey) {
-            self.key = key
-            id = key.storageID
-        }
-    }
-
-    static func load(_ db: Database, _ key: DocumentKey) throws -> DocumentState? {
-        try load(db, RowID(key))
-    }
-
-    static func load(_ db: Database, _ row: RowID) throws -> DocumentState? {
-        let statement = try RawStatement(db, sql: "SELECT state FROM document WHERE collection = ? AND id = ?")
-        try statement.bind(row.key.collection, at: 1)
-        try statement.bind(row.id, at: 2)
-        return try statement.firstBlob { blob in try decode(Array(blob), row.key) }
-    }
-
-    /// The document as readers see it, from its materialised JSON; nil when there is none.
-    static func visibleValue(_ db: Database, _ row: RowID) throws -> Value? {
-        let statement = try db.cachedStatement(sql: "SELECT json FROM document WHERE collection = ? AND id = ?")
-        guard let json = try String.fetchOne(statement, arguments: [row.key.collection, row.id]) else { return nil }
-        return try Value(json: json)
-    }
-
-    static func decode(_ blob: Data, _ key: DocumentKey) throws -> DocumentState {
-        try decode(Array(blob), key)
-    }
-
-    static func decode(_ bytes: [UInt8], _ key: DocumentKey) throws -> DocumentState {
-        var context = DecodingContext()
-        var reader = ByteReader(bytes)
-        do {
-            return try context.readDocument(from: &reader)
-        } catch {
-            throw StoreError.corruptDocument(collection: key.collection, id: key.storageID, reason: error)
-        }
-    }
-
-    /// The document as readers see it, with its `_id`; nil when not live.
-    static func visibleValue(_ state: DocumentState, id: Value) -> Value? {
-        guard case .object(var fields)? = state.value else { return nil }
-        fields["_id"] = id
-        return .object(fields)
-    }
-
-    static func store(_ db: Database, _ row: RowID, state: DocumentState, json: String?, sequence: Int64, encoder: borrowing Mutex<StateEncoder>) throws {
-        let statement = try RawStatement(db, sql: """
-            INSERT INTO document (collection, id, state, json, seq) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT (collection, id) DO UPDATE SET state = excluded.state, json = excluded.json, seq = excluded.seq
-            """)
-        try statement.bind(row.key.collection, at: 1)
-        try statement.bind(row.id, at: 2)
-        try encoder.withLock { encoder in try encoder.encode(state) { try statement.bind($0, at: 3) } }
-        try statement.bind(json, at: 4)
-        try statement.bind(sequence, at: 5)
-        try statement.execute()
     }
 }
 

@@ -1,0 +1,114 @@
+import ArcusCodec
+import ArcusCRDT
+import ArcusTestSupport
+import Foundation
+import GRDB
+import Testing
+@testable import ArcusStore
+
+/// What a store keeps on disk in short form — documents created by one write as JSON and a
+/// time, its version vector only at checkpoints — and that reopening it loses nothing.
+@Suite("Compact rows and version recovery")
+struct StoreRecoveryTests {
+    static func temporaryDirectory() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("arcus-test-\(UUID().uuidString)")
+    }
+
+    /// The SQLite type of each document's `state` column, by `_id`.
+    static func stateColumnTypes(_ directory: URL) throws -> [String: String] {
+        let queue = try DatabaseQueue(path: directory.appendingPathComponent("store.sqlite").path)
+        return try queue.read { db in
+            Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, typeof(state) FROM document").map { ($0[0], $0[1]) })
+        }
+    }
+
+    @Test("a created document is stored as its JSON and a time; any later change stores the encoded state")
+    func compactRows() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var states: [DocumentKey: DocumentState] = [:]
+        do {
+            let store = try Store(directory: directory)
+            let cars = store.collection("cars")
+            try cars.upsert(["_id": "new", "make": "toyota", "tags": ["a", 1.5], "engine": ["cc": 1600, "fuel": "petrol"]])
+            try cars.upsert(["_id": "updated", "make": "fiat"])
+            try cars.findByID("updated").update { $0["make"].set("lancia") }
+            try cars.upsert(["_id": "counted", "visits": 0])
+            _ = try store.execute("UPDATE COLLECTION cars (visits PN_COUNTER) APPLY visits PN_INCREMENT BY 1 WHERE _id = 'counted'")
+            try cars.upsert(["_id": "removed", "make": "saab"])
+            try cars.findByID("removed").remove()
+            try store.write { tx in
+                for id in ["new", "updated", "counted", "removed"] {
+                    let key = DocumentKey(collection: "cars", id: .string(id))
+                    states[key] = try tx.load(DocumentRows.RowID(key))
+                }
+            }
+        }
+        let types = try Self.stateColumnTypes(directory)
+        #expect(types["\"new\""] == "integer")
+        #expect(types["\"updated\""] == "blob" && types["\"counted\""] == "blob" && types["\"removed\""] == "blob")
+        let reopened = try Store(directory: directory)
+        try reopened.write { tx in
+            for (key, state) in states {
+                let loaded = try tx.load(DocumentRows.RowID(key))
+                #expect(loaded == state, "\(key)")
+            }
+        }
+        // A created document syncs as its whole state, like any other.
+        let peer = try Store(inMemory: Store.Options())
+        try peer.merge(try reopened.changes(after: 0, since: .empty).batch)
+        #expect(try peer.collection("cars").findByID("new").exec() == reopened.collection("cars").findByID("new").exec())
+        // And an update rewrites it in full.
+        try reopened.collection("cars").findByID("new").update { $0["make"].set("honda") }
+        #expect(try Self.stateColumnTypes(directory)["\"new\""] == "blob")
+    }
+
+    @Test("local writes between checkpoints are recovered at open, and the clock restarts above them")
+    func versionRecovery() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (version, site) = try { () throws -> (VersionVector, SiteID) in
+            let store = try Store(directory: directory)
+            for n in 0..<25 { try store.collection("a").upsert(["_id": .string("d\(n)"), "n": .int(Int64(n))]) }
+            try store.collection("a").findByID("d3").update { $0["n"].set(-3) }
+            return (store.version, store.site)
+        }()
+        // Fewer writes than a checkpoint interval: the table alone is behind.
+        let table = try DatabaseQueue(path: directory.appendingPathComponent("store.sqlite").path).read { try SiteVersions.read($0) }
+        #expect(table[site] == nil || table[site]! < version[site]!)
+        // A clock that went backwards must still stamp above every stored write.
+        var options = Store.Options()
+        options.physicalClock = { 1000 }
+        let reopened = try Store(directory: directory, options: options)
+        #expect(reopened.version == version)
+        try reopened.collection("a").upsert(["_id": "d0", "n": 100])
+        #expect(try #require(reopened.version[site]) > version[site]!)
+        #expect(try reopened.collection("a").findByID("d0").exec()?[path: ["n"]] == 100)
+    }
+
+    @Test("an eviction checkpoints first: its document's events are not lost from the version vector")
+    func evictionCheckpoints() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let version = try { () throws -> VersionVector in
+            let store = try Store(directory: directory)
+            try store.collection("a").upsert(["_id": "x", "n": 1])
+            try store.collection("a").upsert(["_id": "y", "n": 2])
+            _ = try store.execute("EVICT FROM a WHERE _id = 'y'")
+            return store.version
+        }()
+        #expect(try Store(directory: directory).version == version)
+    }
+
+    @Test("the version vector is checkpointed every interval of local writes")
+    func periodicCheckpoint() throws {
+        let t = try TemporaryStore()
+        let interval = Int(SiteVersions.checkpointInterval)
+        try t.store.write { tx in
+            for n in 0..<(interval + 5) { try tx.upsert(["_id": .string("d\(n)")], into: "a") }
+        }
+        #expect(t.store.checkpointedSequence >= Int64(interval))
+        let table = try t.store.read { try SiteVersions.read($0) }
+        #expect(table == t.store.version)
+    }
+}
