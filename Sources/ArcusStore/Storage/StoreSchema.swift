@@ -3,17 +3,21 @@ import GRDB
 /// The tables of a store.
 ///
 /// - `document`: one row per document: its CRDT state (ArcusCodec encoding, version vector
-///   included), its materialised JSON with `_id` (NULL once removed: the row stays so the
-///   removal syncs), and `seq`, the change-log position of its latest change. Since v3 `seq`
+///   included — or, for a document created by one local write and unchanged since, that write's
+///   time as an integer; see `DocumentRows`), its materialised JSON with `_id` (NULL once
+///   removed: the row stays so the removal syncs), and `seq`, the change-log position of its
+///   latest change. Since v3 `seq`
 ///   is the rowid: the table itself is the change log ("what changed since X" is a range of
 ///   it), new documents append at its end, and a write updates two b-trees, not three.
 /// - `field_index`: the field indexes made by `CREATE INDEX`; each is also a SQLite expression
 ///   index on the document JSON.
 /// - `attachment` and `attachment_ref`: blobs kept under `attachments/`, and which documents
 ///   point at them, so unreferenced blobs can be collected.
-/// - `meta`: the site id.
+/// - `meta`: the site id, and `version_seq`: the change-log position `site_version` is complete
+///   up to.
 /// - `site_version`: the store's version vector, the latest event seen from each site, local
-///   or merged (v2). The clock restarts above it, so stamps never go back.
+///   or merged (v2), checkpointed (see `SiteVersions`). The clock restarts above every stored
+///   event, so stamps never go back.
 enum StoreSchema {
     static let migrator: DatabaseMigrator = {
         var migrator = DatabaseMigrator()
