@@ -102,6 +102,19 @@ public struct DocumentState: Sendable {
         return delta.cells.isEmpty ? nil : delta
     }
 
+    /// The part of this state made of events `version` covers: roughly what a replica that has
+    /// seen `version` holds of the document (removals it has not seen are not undone, so it is
+    /// an estimate for deciding what to send, never a state to store).
+    public func restricted(to version: VersionVector) -> DocumentState {
+        var part = DocumentState(version: self.version.intersection(version))
+        part.names = names
+        part.values = values
+        part.attachments = attachments
+        part.cells.reserveCapacity(cells.count)
+        _ = filter(cells.indices, depth: 0, into: &part.cells) { version.contains($0) }
+        return part
+    }
+
     /// Appends the cells in `range` (a map at `depth`) whose event `keep` accepts, with the field
     /// cells that lead to them; returns whether any was appended.
     private func filter(_ range: Range<Int>, depth: UInt8, into out: inout [Cell], keep: (Stamp) -> Bool) -> Bool {

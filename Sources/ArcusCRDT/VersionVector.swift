@@ -89,6 +89,16 @@ public struct VersionVector: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The largest time in the vector.
+    /// Per site, the lower of the two times; sites missing from either are dropped.
+    public func intersection(_ other: VersionVector) -> VersionVector {
+        var result = VersionVector()
+        for element in elements {
+            guard let time = other[element.site] else { continue }
+            result.observe(Stamp(time: min(time, element.time), site: element.site))
+        }
+        return result
+    }
+
     public var maxTime: Timestamp { elements.map(\.time).max() ?? .zero }
 
     public var description: String {

@@ -24,11 +24,13 @@ extension EncodingContext {
         case .deltaBatch(let batch):
             writeBatch(batch, to: &w)
         case .ack(let ack):
+            w.writeVarint(ack.subscriptionID)
             w.writeVarint(ack.position)
         case .attachmentRequest(let request):
             w.writeLengthPrefixed(request.hash)
             w.writeVarint(request.offset)
             w.writeVarint(UInt64(request.chunkSize))
+            w.writeVarint(UInt64(request.hops))
         case .attachmentChunk(let chunk):
             w.writeLengthPrefixed(chunk.hash)
             w.writeVarint(chunk.offset)
@@ -52,12 +54,13 @@ extension EncodingContext {
         // Through a pointer: indexing the array would copy each document (and retain its tables)
         // on every access.
         batch.documents.withUnsafeBufferPointer { documents in
-            writeBatch(documents, since: batch.since, covers: batch.covers, position: batch.position, to: &w)
+            writeBatch(documents, since: batch.since, covers: batch.covers, position: batch.position, subscriptionID: batch.subscriptionID, to: &w)
         }
     }
 
     private mutating func writeBatch(
-        _ documents: UnsafeBufferPointer<DocumentDelta>, since: VersionVector?, covers: VersionVector?, position: UInt64?, to w: inout ByteWriter
+        _ documents: UnsafeBufferPointer<DocumentDelta>, since: VersionVector?, covers: VersionVector?, position: UInt64?,
+        subscriptionID: UInt64, to w: inout ByteWriter
     ) {
         var order = documents.indices.filter { i in
             since.map { !documents[i].state.version.isCovered(by: $0) } ?? true
@@ -91,9 +94,11 @@ extension EncodingContext {
         if covers != nil { flags |= 1 }
         if position != nil { flags |= 2 }
         if !vocabulary.isEmpty { flags |= 4 }
+        if subscriptionID != 0 { flags |= 8 }
         w.writeVarint(flags)
         if let covers { writeVersion(covers, to: &w) }
         if let position { w.writeVarint(position) }
+        if subscriptionID != 0 { w.writeVarint(subscriptionID) }
         if !vocabulary.isEmpty {
             w.writeVarint(vocabulary.count)
             for id in vocabulary {
@@ -210,13 +215,16 @@ extension DecodingContext {
         case .deltaBatch:
             return .deltaBatch(try readBatch(from: &r))
         case .ack:
-            return .ack(Ack(position: try r.readVarint()))
+            let subscriptionID = try r.readVarint()
+            return .ack(Ack(position: try r.readVarint(), subscriptionID: subscriptionID))
         case .attachmentRequest:
             let hash = try r.readLengthPrefixed(limit: 64)
             let offset = try r.readVarint()
             let size = try r.readVarint()
             guard size <= UInt64(UInt32.max) else { throw .invalidValue("chunk size out of range") }
-            return .attachmentRequest(AttachmentRequest(hash: hash, offset: offset, chunkSize: UInt32(size)))
+            let hops = try r.readVarint()
+            guard hops <= UInt64(UInt8.max) else { throw .invalidValue("hop count out of range") }
+            return .attachmentRequest(AttachmentRequest(hash: hash, offset: offset, chunkSize: UInt32(size), hops: UInt8(hops)))
         case .attachmentChunk:
             let hash = try r.readLengthPrefixed(limit: 64)
             let offset = try r.readVarint()
@@ -244,9 +252,10 @@ extension DecodingContext {
 
     mutating func readBatch(from r: inout ByteReader) throws(CodecError) -> DeltaBatch {
         let flags = try r.readVarint()
-        guard flags & ~7 == 0 else { throw .invalidValue("unknown delta batch flags \(flags)") }
+        guard flags & ~15 == 0 else { throw .invalidValue("unknown delta batch flags \(flags)") }
         let covers = flags & 1 != 0 ? try readVersion(from: &r) : nil
         let position = flags & 2 != 0 ? try r.readVarint() : nil
+        let subscriptionID = flags & 8 != 0 ? try r.readVarint() : 0
         // Bounded by the bytes left: names past the intern budget are announced, just not kept.
         let vocabulary = flags & 4 != 0 ? try r.readCount("vocabulary", limit: .max) : 0
         for _ in 0..<vocabulary {
@@ -272,7 +281,7 @@ extension DecodingContext {
             DocumentDelta(key: part.key, state: DocumentState(
                 validatedCells: part.cells, names: doc.names, values: doc.values, attachments: doc.attachments, version: part.version))
         }
-        return DeltaBatch(documents: documents, covers: covers, position: position)
+        return DeltaBatch(documents: documents, covers: covers, position: position, subscriptionID: subscriptionID)
     }
 
     mutating func readKey(from r: inout ByteReader) throws(CodecError) -> DocumentKey {

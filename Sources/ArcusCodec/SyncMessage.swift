@@ -98,19 +98,29 @@ public struct DeltaBatch: Sendable, Equatable {
     /// version (`DocumentState.changes(since:)`), without building those deltas in memory;
     /// documents with no such changes are left out. Decoded batches never set it.
     public var since: VersionVector?
+    /// The subscription the batch answers (0: none in particular, or the whole store). Its
+    /// `covers` then holds for the documents that subscription matches.
+    public var subscriptionID: UInt64
 
-    public init(documents: [DocumentDelta], covers: VersionVector? = nil, position: UInt64? = nil, since: VersionVector? = nil) {
+    public init(documents: [DocumentDelta], covers: VersionVector? = nil, position: UInt64? = nil, since: VersionVector? = nil,
+                subscriptionID: UInt64 = 0) {
         self.documents = documents
         self.covers = covers
         self.position = position
         self.since = since
+        self.subscriptionID = subscriptionID
     }
 }
 
+/// "I have merged your batches for this subscription up to this position of your change log."
 public struct Ack: Sendable, Equatable {
     public var position: UInt64
+    public var subscriptionID: UInt64
 
-    public init(position: UInt64) { self.position = position }
+    public init(position: UInt64, subscriptionID: UInt64 = 0) {
+        self.position = position
+        self.subscriptionID = subscriptionID
+    }
 }
 
 /// "Send me bytes of this blob, starting at `offset`."
@@ -119,11 +129,14 @@ public struct AttachmentRequest: Sendable, Equatable {
     public var offset: UInt64
     /// Most bytes wanted in one chunk.
     public var chunkSize: UInt32
+    /// How many more peers may pass the request on when the receiver lacks the blob (0: none).
+    public var hops: UInt8
 
-    public init(hash: [UInt8], offset: UInt64 = 0, chunkSize: UInt32) {
+    public init(hash: [UInt8], offset: UInt64 = 0, chunkSize: UInt32, hops: UInt8 = 0) {
         self.hash = hash
         self.offset = offset
         self.chunkSize = chunkSize
+        self.hops = hops
     }
 }
 
