@@ -7,6 +7,11 @@ public struct AttachmentProgress: Sendable, Hashable {
     public var bytesFetched: Int64
     public var totalBytes: Int64
     public var fraction: Double { totalBytes == 0 ? 1 : Double(bytesFetched) / Double(totalBytes) }
+
+    public init(bytesFetched: Int64, totalBytes: Int64) {
+        self.bytesFetched = bytesFetched
+        self.totalBytes = totalBytes
+    }
 }
 
 public enum AttachmentFetch: Sendable {

@@ -21,30 +21,12 @@ extension Store {
     /// When the set is complete, its batch also `covers` the store's version vector, so the peer
     /// learns it has seen everything this store has.
     public func changes(after position: Int64, since known: VersionVector, limit: Int = 1000) throws -> ChangeSet {
-        precondition(limit > 0, "limit must be positive")
-        // Read before the snapshot starts, so the snapshot holds every event it names (it is
-        // updated after each commit). A commit in between only makes it cover less: a resend.
-        let version = self.version
-        return try read { db in
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT collection, id, state, json, seq FROM document WHERE seq > ? ORDER BY seq LIMIT ?
-                """), arguments: [position, limit == .max ? -1 : limit + 1])  // -1: no limit
-            var documents: [DocumentDelta] = []
-            var last = position
-            var more = false
-            while let row = try rows.next() {
-                guard documents.count < limit else { more = true; break }
-                let collection: String = row[0], storedID: String = row[1]
-                let key = DocumentKey(collection: collection, id: try Value(json: storedID))
-                let state = try DocumentRows.decode(row[2], json: row[3], key, site: site)
-                documents.append(DocumentDelta(key: key, state: state))
-                last = row[4]
-            }
-            documents.sort { $0.key < $1.key }
-            let covers = more ? nil : version
-            return ChangeSet(batch: DeltaBatch(documents: documents, covers: covers, position: UInt64(last), since: known),
-                             position: last, isComplete: !more)
-        }
+        let changed = try changedDocuments(after: position, limit: limit)
+        var documents = changed.documents.map { DocumentDelta(key: $0.key, state: $0.state) }
+        documents.sort { $0.key < $1.key }
+        return ChangeSet(batch: DeltaBatch(documents: documents, covers: changed.isComplete ? changed.version : nil,
+                                           position: UInt64(changed.position), since: known),
+                         position: changed.position, isComplete: changed.isComplete)
     }
 
     /// Joins a batch received from a peer, in one transaction: observers see the merged

@@ -76,11 +76,7 @@ enum DocumentRows {
     }
 
     /// The document as readers see it, with its `_id`; nil when not live.
-    static func visibleValue(_ state: DocumentState, id: Value) -> Value? {
-        guard case .object(var fields)? = state.value else { return nil }
-        fields["_id"] = id
-        return .object(fields)
-    }
+    static func visibleValue(_ state: DocumentState, id: Value) -> Value? { state.document(id: id) }
 
     /// Runs `storeSQL` for `row`.
     static func store(_ statement: RawStatement, _ row: RowID, state: DocumentState, json: String?, sequence: Int64, site: SiteID,
@@ -109,5 +105,14 @@ extension DocumentRows {
         default:
             throw StoreError.corruptDocument(collection: key.collection, id: key.storageID, reason: .invalidValue("its state column is neither an encoded state nor a creation time"))
         }
+    }
+}
+
+extension DocumentState {
+    /// The document as readers see it, with its `_id`; nil when not live.
+    public func document(id: Value) -> Value? {
+        guard case .object(var fields)? = value else { return nil }
+        fields["_id"] = id
+        return .object(fields)
     }
 }

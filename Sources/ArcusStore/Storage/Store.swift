@@ -24,6 +24,8 @@ public final class Store: Sendable {
     /// The change-log position up to which `site_version` holds the version vector.
     private let versionCheckpoint: Mutex<Int64>
     let observers = ObserverRegistry()
+    let listeners = ChangeListeners()
+    let hooks = CommitHooks()
     let indexes: Mutex<[FieldIndex]>
     let attachmentFiles: AttachmentFiles
     /// Used by writes only, so uncontended: one writer at a time.

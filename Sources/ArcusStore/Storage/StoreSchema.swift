@@ -15,6 +15,7 @@ import GRDB
 ///   point at them, so unreferenced blobs can be collected.
 /// - `meta`: the site id, and `version_seq`: the change-log position `site_version` is complete
 ///   up to.
+/// - `sync_record`: what the sync engine keeps across restarts (v4; see `Store.syncRecord`).
 /// - `site_version`: the store's version vector, the latest event seen from each site, local
 ///   or merged (v2), checkpointed (see `SiteVersions`). The clock restarts above every stored
 ///   event, so stamps never go back.
@@ -84,6 +85,14 @@ enum StoreSchema {
                 CREATE UNIQUE INDEX document_key ON document (collection, id);
                 """)
             for index in fieldIndexes { try index.create(db) }
+        }
+        migrator.registerMigration("v4") { db in
+            try db.execute(sql: """
+                CREATE TABLE sync_record (
+                    key TEXT PRIMARY KEY,
+                    value BLOB NOT NULL
+                ) WITHOUT ROWID;
+                """)
         }
         return migrator
     }()

@@ -12,6 +12,8 @@ public struct DocumentChange: Sendable {
     /// The document's whole new state (nil when evicted).
     public var state: DocumentState?
     public var sequence: Int64
+    /// For an eviction, the state it dropped.
+    public var evicted: DocumentState? = nil
 
     /// The document as readers now see it, `_id` included; nil when removed or evicted.
     /// Computed on demand: most commits have no observer that needs it.
@@ -82,14 +84,13 @@ public final class WriteTransaction {
     /// Drops the document from this store only; other replicas keep it.
     @discardableResult
     public func evict(_ key: DocumentKey) throws -> Bool {
-        let id = key.storageID
-        let existed = try Bool.fetchOne(db, sql: "SELECT 1 FROM document WHERE collection = ? AND id = ?", arguments: [key.collection, id]) ?? false
-        guard existed else { return false }
-        try db.execute(sql: "DELETE FROM document WHERE collection = ? AND id = ?", arguments: [key.collection, id])
+        let row = DocumentRows.RowID(key)
+        guard let dropped = try load(row) else { return false }
+        try db.execute(sql: "DELETE FROM document WHERE collection = ? AND id = ?", arguments: [key.collection, row.id])
         try AttachmentReferences.clear(db, key)
         let sequence = store.nextSequence()
         evicted = true
-        changes.append(DocumentChange(key: key, delta: nil, state: nil, sequence: sequence))
+        changes.append(DocumentChange(key: key, delta: nil, state: nil, sequence: sequence, evicted: dropped))
         results.append(Result(kind: .evicted, collection: key.collection, id: key.id))
         return true
     }
@@ -128,6 +129,7 @@ public final class WriteTransaction {
     /// arranges for observers to hear of the changes once (and only if) the commit succeeds —
     /// on the writer, so in commit order.
     func finish() throws {
+        if !changes.isEmpty { try store.hooks.run(self, changes) }
         let site = store.site
         let merged = versionAdded.elements.contains { $0.site != site }
         let sequence = store.changeSequence
@@ -137,10 +139,13 @@ public final class WriteTransaction {
         }
         guard !changes.isEmpty else { return }
         // Observers register on the writer, so none can appear between this check and the commit.
-        guard !store.observers.isEmpty else { return }
+        let observers = store.observers, listeners = store.listeners
+        guard !observers.isEmpty || !listeners.isEmpty else { return }
         let changes = self.changes
-        let observers = store.observers
-        db.afterNextTransaction(onCommit: { _ in observers.committed(changes) })
+        db.afterNextTransaction(onCommit: { _ in
+            if !observers.isEmpty { observers.committed(changes) }
+            listeners.committed(changes)
+        })
     }
 
     func createIndex(_ create: DQLCreateIndex) throws {

@@ -1,0 +1,142 @@
+import ArcusCRDT
+import GRDB
+import Synchronization
+
+/// One document as the change log holds it.
+public struct LoggedDocument: Sendable {
+    public var key: DocumentKey
+    public var state: DocumentState
+    /// Its position in the change log: its latest change.
+    public var sequence: Int64
+
+    /// The document as readers see it, `_id` included; nil when removed.
+    public var value: Value? { DocumentRows.visibleValue(state, id: key.id) }
+}
+
+/// A stretch of the change log.
+public struct ChangedDocuments: Sendable {
+    /// The documents changed after the position asked for, in log order.
+    public var documents: [LoggedDocument]
+    /// The position after the last of them: ask from here next time.
+    public var position: Int64
+    /// Whether they reach the end of the log as it was read.
+    public var isComplete: Bool
+    /// The store's version vector, read before the documents (so they hold every event it
+    /// names; a commit in between only makes it name less).
+    public var version: VersionVector
+}
+
+extension Store {
+    /// The documents changed after `position`, at most `limit` of them, optionally of one
+    /// collection only. Reads a range of the log (an index range), never the whole store.
+    public func changedDocuments(after position: Int64, limit: Int, collection: String? = nil) throws -> ChangedDocuments {
+        precondition(limit > 0, "limit must be positive")
+        let version = self.version
+        return try read { db in
+            let sql = collection == nil
+                ? "SELECT collection, id, state, json, seq FROM document WHERE seq > ? ORDER BY seq LIMIT ?"
+                : "SELECT collection, id, state, json, seq FROM document WHERE seq > ? AND collection = ? ORDER BY seq LIMIT ?"
+            var arguments: StatementArguments = [position]
+            if let collection { arguments += [collection] }
+            arguments += [limit == .max ? -1 : limit + 1]  // -1: no limit
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
+            var documents: [LoggedDocument] = []
+            var last = position
+            var more = false
+            while let row = try rows.next() {
+                guard documents.count < limit else { more = true; break }
+                let collection: String = row[0], storedID: String = row[1]
+                let key = DocumentKey(collection: collection, id: try Value(json: storedID))
+                let state = try DocumentRows.decode(row[2], json: row[3], key, site: site)
+                last = row[4]
+                documents.append(LoggedDocument(key: key, state: state, sequence: last))
+            }
+            // Filtered by collection, the log may end in other collections' changes.
+            if !more, collection != nil { last = max(last, try Int64.fetchOne(db, sql: "SELECT max(seq) FROM document") ?? last) }
+            return ChangedDocuments(documents: documents, position: last, isComplete: !more, version: version)
+        }
+    }
+
+    /// Calls `body` after each commit that changed documents, with what it changed, in commit
+    /// order, on the thread that committed: hand the work to a queue or a task rather than
+    /// doing it there. Stays registered until the listener is cancelled or deallocated.
+    public func addChangeListener(_ body: @escaping @Sendable ([DocumentChange]) -> Void) -> ChangeListener {
+        listeners.add(body)
+    }
+
+    /// Calls `body` inside every write transaction that changed documents, just before it
+    /// commits, with its changes: what it writes (sync records, say) commits with them, and an
+    /// error it throws rolls the whole transaction back. It must not start another write.
+    public func addCommitHook(_ body: @escaping @Sendable (WriteTransaction, [DocumentChange]) throws -> Void) -> ChangeListener {
+        hooks.add(body)
+    }
+}
+
+/// A registered change listener.
+public final class ChangeListener: Sendable {
+    enum Registry: Sendable {
+        case listeners(ChangeListeners)
+        case hooks(CommitHooks)
+    }
+
+    private let id: UInt64
+    private let registry: Registry
+
+    init(id: UInt64, registry: Registry) {
+        self.id = id
+        self.registry = registry
+    }
+
+    public func cancel() {
+        switch registry {
+        case .listeners(let listeners): listeners.remove(id)
+        case .hooks(let hooks): hooks.remove(id)
+        }
+    }
+
+    deinit { cancel() }
+}
+
+final class ChangeListeners: Sendable {
+    private let state = Mutex<(next: UInt64, bodies: [UInt64: @Sendable ([DocumentChange]) -> Void])>((1, [:]))
+
+    func add(_ body: @escaping @Sendable ([DocumentChange]) -> Void) -> ChangeListener {
+        let id = state.withLock { state in
+            let id = state.next
+            state.next += 1
+            state.bodies[id] = body
+            return id
+        }
+        return ChangeListener(id: id, registry: .listeners(self))
+    }
+
+    func remove(_ id: UInt64) { _ = state.withLock { $0.bodies.removeValue(forKey: id) } }
+
+    var isEmpty: Bool { state.withLock { $0.bodies.isEmpty } }
+
+    func committed(_ changes: [DocumentChange]) {
+        let bodies = state.withLock { Array($0.bodies.values) }
+        for body in bodies { body(changes) }
+    }
+}
+
+final class CommitHooks: Sendable {
+    private let state = Mutex<(next: UInt64, bodies: [UInt64: @Sendable (WriteTransaction, [DocumentChange]) throws -> Void])>((1, [:]))
+
+    func add(_ body: @escaping @Sendable (WriteTransaction, [DocumentChange]) throws -> Void) -> ChangeListener {
+        let id = state.withLock { state in
+            let id = state.next
+            state.next += 1
+            state.bodies[id] = body
+            return id
+        }
+        return ChangeListener(id: id, registry: .hooks(self))
+    }
+
+    func remove(_ id: UInt64) { _ = state.withLock { $0.bodies.removeValue(forKey: id) } }
+
+    func run(_ transaction: WriteTransaction, _ changes: [DocumentChange]) throws {
+        let bodies = state.withLock { Array($0.bodies.values) }
+        for body in bodies { try body(transaction, changes) }
+    }
+}

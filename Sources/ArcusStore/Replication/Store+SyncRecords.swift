@@ -1,0 +1,45 @@
+import ArcusCRDT
+import Foundation
+import GRDB
+
+/// Small records the sync engine keeps durable in the store it syncs (subscriptions, what each
+/// peer has acknowledged), so that a reconnect or a restart resumes instead of starting over.
+/// The store does not interpret them; writing them inside a write transaction makes them
+/// commit, or roll back, with the documents they describe.
+extension Store {
+    /// The record under `key`, if any.
+    public func syncRecord(_ key: String) throws -> [UInt8]? {
+        try read { db in try Data.fetchOne(db, sql: "SELECT value FROM sync_record WHERE key = ?", arguments: [key]).map(Array.init) }
+    }
+
+    /// Every record whose key starts with `prefix`, in key order.
+    public func syncRecords(prefix: String) throws -> [(key: String, value: [UInt8])] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT key, value FROM sync_record WHERE key >= ? AND key < ? ORDER BY key",
+                             arguments: [prefix, prefix + "\u{10FFFF}"])
+                .map { ($0[0], Array($0[1] as Data)) }
+        }
+    }
+
+    /// Sets (or with nil, removes) one record in a transaction of its own.
+    public func setSyncRecord(_ key: String, _ value: [UInt8]?) throws {
+        try write { tx in try tx.setSyncRecord(key, value) }
+    }
+}
+
+extension WriteTransaction {
+    /// The record under `key` as this transaction sees it.
+    public func syncRecord(_ key: String) throws -> [UInt8]? {
+        try Data.fetchOne(db, sql: "SELECT value FROM sync_record WHERE key = ?", arguments: [key]).map(Array.init)
+    }
+
+    /// Sets (or with nil, removes) one sync record, committed with this transaction.
+    public func setSyncRecord(_ key: String, _ value: [UInt8]?) throws {
+        if let value {
+            try db.execute(sql: "INSERT INTO sync_record (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                           arguments: [key, Data(value)])
+        } else {
+            try db.execute(sql: "DELETE FROM sync_record WHERE key = ?", arguments: [key])
+        }
+    }
+}
