@@ -40,10 +40,24 @@ let package = Package(
             ],
             swiftSettings: optimized
         ),
-        // Composition of every part; for now the benchmark runners.
+        // The replication protocol between two peers: subscriptions, summaries, deltas, acks,
+        // attachment chunks. Speaks to a peer through a `SyncChannel`; knows no transport.
+        .target(
+            name: "ArcusSync",
+            dependencies: ["ArcusCRDT", "ArcusCodec", "ArcusStore", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: optimized
+        ),
+        // Links and the multiplexer: `Link`, fragmentation, sessions per peer.
+        .target(name: "ArcusMesh", swiftSettings: optimized),
+        // Links without radios: in-process pairs that model MTU, bandwidth, latency and drops.
+        .target(name: "ArcusLoopback", dependencies: ["ArcusMesh"], swiftSettings: optimized),
+        // Composition of every part: the demo, the benchmark runners.
         .target(
             name: "ArcusAgent",
-            dependencies: ["ArcusCRDT", "ArcusCodec", "ArcusStore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "ArcusCRDT", "ArcusCodec", "ArcusStore", "ArcusSync", "ArcusMesh", "ArcusLoopback",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: optimized
         ),
         .executableTarget(
@@ -63,6 +77,11 @@ let package = Package(
         .testTarget(
             name: "ArcusStoreTests",
             dependencies: ["ArcusStore", "ArcusCRDT", "ArcusCodec", "ArcusTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .testTarget(name: "ArcusMeshTests", dependencies: ["ArcusMesh", "ArcusLoopback", "ArcusTestSupport"]),
+        .testTarget(
+            name: "ArcusSyncTests",
+            dependencies: ["ArcusSync", "ArcusStore", "ArcusCRDT", "ArcusCodec", "ArcusMesh", "ArcusLoopback", "ArcusAgent", "ArcusTestSupport"]
         ),
         .testTarget(
             name: "ArcusAgentTests",

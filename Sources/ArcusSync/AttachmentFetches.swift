@@ -1,0 +1,283 @@
+import ArcusCRDT
+import ArcusCodec
+import ArcusStore
+import Foundation
+import Synchronization
+
+/// Attachments being fetched from peers: one fetch per blob, however many wait for it.
+///
+/// A fetch asks one session at a time, from the bytes that already arrived (they are kept in
+/// the store, so a fetch resumes after a reconnect or a restart), and moves on when that peer
+/// lacks the blob or its session ends. A peer that lacks a blob asked of it with hops left
+/// fetches it in turn from its other peers and then serves it: that is how a blob crosses
+/// hops. Complete blobs are verified against their hash before anyone can read them.
+final class AttachmentFetches: Sendable {
+    struct Fetch {
+        let hash: [UInt8]
+        var length: Int64?
+        /// Hops left for the requests this fetch sends.
+        let hops: UInt8
+        var source: ObjectIdentifier?
+        /// Sessions that said they do not have it.
+        var tried: Set<ObjectIdentifier> = []
+        /// The session a relayed request came from: not asked back.
+        var excluded: Set<ObjectIdentifier> = []
+        var waiters: [CheckedContinuation<Void, any Error>] = []
+        var progress: [@Sendable (AttachmentProgress) -> Void] = []
+        /// Peers waiting for this side to have it, to be served then.
+        var relays: [(session: SyncSession, request: AttachmentRequest)] = []
+        /// Whether something on this device waits (it then waits for new peers; a relay gives up).
+        var local: Bool
+    }
+
+    /// Relays a request may go through: the fetcher's neighbour and one more peer.
+    static let hops: UInt8 = 2
+
+    private let store: Store
+    private let fetches = Mutex<[[UInt8]: Fetch]>([:])
+    let sessions = Mutex<@Sendable () -> [SyncSession]>({ [] })
+
+    init(store: Store) { self.store = store }
+
+    /// Waits until the blob is in the store, fetching it from peers as needed.
+    func fetch(_ hash: [UInt8], length: Int64?, progress: (@Sendable (AttachmentProgress) -> Void)?) async throws {
+        if store.attachmentLength(hash: hash) != nil { return }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            fetches.withLock { fetches in
+                var fetch = fetches[hash] ?? Fetch(hash: hash, length: length, hops: Self.hops, local: true)
+                fetch.local = true
+                if fetch.length == nil { fetch.length = length }
+                fetch.waiters.append(continuation)
+                if let progress { fetch.progress.append(progress) }
+                fetches[hash] = fetch
+            }
+            askNext(hash)
+        }
+    }
+
+    /// A peer asked for a blob this side lacks, with hops left: fetch it, then serve it.
+    func relay(_ request: AttachmentRequest, for session: SyncSession) {
+        let joined = fetches.withLock { fetches -> Bool in
+            if var fetch = fetches[request.hash] {
+                fetch.relays.append((session, request))
+                fetches[request.hash] = fetch
+                return true
+            }
+            var fetch = Fetch(hash: request.hash, length: nil, hops: request.hops - 1, local: false)
+            fetch.excluded.insert(ObjectIdentifier(session))
+            fetch.relays.append((session, request))
+            fetches[request.hash] = fetch
+            return false
+        }
+        if !joined { askNext(request.hash) }
+    }
+
+    /// Whether a fetch of this blob is under way (a request without hops must not wait on one:
+    /// that could close a loop of peers each waiting for the next).
+    func isFetching(_ hash: [UInt8]) -> Bool { fetches.withLock { $0[hash] != nil } }
+
+    /// Asks the next session that may have the blob; with none left, a relay gives up and a
+    /// local fetch waits for the next session to connect.
+    private func askNext(_ hash: [UInt8]) {
+        let candidates = sessions.withLock { $0 }()
+        let choice = fetches.withLock { fetches -> (SyncSession, AttachmentRequest)? in
+            guard var fetch = fetches[hash], fetch.source == nil else { return nil }
+            guard let session = candidates.first(where: {
+                !fetch.tried.contains(ObjectIdentifier($0)) && !fetch.excluded.contains(ObjectIdentifier($0)) && $0.isReady
+            }) else { return nil }
+            fetch.source = ObjectIdentifier(session)
+            fetches[hash] = fetch
+            let request = AttachmentRequest(hash: hash, offset: UInt64(store.receivedAttachmentBytes(hash: hash)),
+                                            chunkSize: UInt32(session.chunkSize), hops: fetch.hops)
+            return (session, request)
+        }
+        if let (session, request) = choice {
+            session.request(request)
+            return
+        }
+        giveUpIfRelay(hash)
+    }
+
+    private func giveUpIfRelay(_ hash: [UInt8]) {
+        let abandoned = fetches.withLock { fetches -> [(session: SyncSession, request: AttachmentRequest)] in
+            guard let fetch = fetches[hash], fetch.source == nil, !fetch.local else { return [] }
+            fetches[hash] = nil
+            return fetch.relays
+        }
+        for relay in abandoned { relay.session.answerNotFound(hash) }
+    }
+
+    /// A session can take requests: fetches with no source try it (and a fetch that tried
+    /// everyone tries again, since this peer may have come with new data).
+    func sessionReady(_ session: SyncSession) {
+        let waiting = fetches.withLock { fetches -> [[UInt8]] in
+            for hash in fetches.keys where fetches[hash]!.source == nil { fetches[hash]!.tried.remove(ObjectIdentifier(session)) }
+            return fetches.values.filter { $0.source == nil && $0.local }.map(\.hash)
+        }
+        for hash in waiting { askNext(hash) }
+    }
+
+    func sessionEnded(_ session: SyncSession) {
+        let id = ObjectIdentifier(session)
+        let orphaned = fetches.withLock { fetches -> [[UInt8]] in
+            var orphaned: [[UInt8]] = []
+            for hash in fetches.keys {
+                fetches[hash]!.relays.removeAll { ObjectIdentifier($0.session) == id }
+                if fetches[hash]!.source == id {
+                    fetches[hash]!.source = nil
+                    orphaned.append(hash)
+                }
+            }
+            return orphaned
+        }
+        for hash in orphaned { askNext(hash) }
+    }
+
+    func notFound(_ hash: [UInt8], on session: SyncSession) {
+        let id = ObjectIdentifier(session)
+        let retry = fetches.withLock { fetches -> Bool in
+            guard var fetch = fetches[hash], fetch.source == id else { return false }
+            fetch.source = nil
+            fetch.tried.insert(id)
+            fetches[hash] = fetch
+            return true
+        }
+        if retry { askNext(hash) }
+    }
+
+    /// A piece arrived from `session`. Pieces from a session that is not the current source,
+    /// or that do not continue what arrived, are stale and dropped.
+    func received(_ chunk: AttachmentChunk, from session: SyncSession) throws {
+        let id = ObjectIdentifier(session)
+        guard let fetch = fetches.withLock({ $0[chunk.hash] }), fetch.source == id else { return }
+        let have = store.receivedAttachmentBytes(hash: chunk.hash)
+        guard chunk.offset == UInt64(have) else { return }
+        let total = Int64(clamping: chunk.totalLength)
+        if let length = fetch.length, length != total {
+            throw SyncProtocolError("attachment \(hex(chunk.hash)) is \(length) bytes long, but the peer says \(total)")
+        }
+        guard have + Int64(chunk.bytes.count) <= total, !chunk.bytes.isEmpty || total == have else {
+            throw SyncProtocolError("a piece of attachment \(hex(chunk.hash)) runs past its length")
+        }
+        try store.receiveAttachmentPiece(hash: chunk.hash, offset: have, bytes: chunk.bytes)
+        let arrived = have + Int64(chunk.bytes.count)
+        let progress = fetches.withLock { fetches -> [@Sendable (AttachmentProgress) -> Void] in
+            fetches[chunk.hash]?.length = total
+            return fetches[chunk.hash]?.progress ?? []
+        }
+        for report in progress { report(AttachmentProgress(bytesFetched: arrived, totalBytes: total)) }
+        guard arrived == total else { return }
+        let outcome: Result<Void, any Error>
+        do {
+            try store.completeAttachment(AttachmentToken(hash: chunk.hash, length: total))
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
+        }
+        let done = fetches.withLock { $0.removeValue(forKey: chunk.hash) }
+        guard let done else { return }
+        for waiter in done.waiters { waiter.resume(with: outcome) }
+        for relay in done.relays {
+            if case .success = outcome { relay.session.serve(relay.request) } else { relay.session.answerNotFound(chunk.hash) }
+        }
+    }
+
+    private func hex(_ hash: [UInt8]) -> String { AttachmentToken(hash: hash, length: 0).hashHex }
+}
+
+extension SyncEngine {
+    /// The attachment's bytes: from this store if it has them, else fetched from peers in
+    /// chunks (resuming where an earlier attempt stopped), verified against the token's hash.
+    /// Waits while no connected peer has it; cancel the task to give up.
+    public func fetchAttachment(_ token: AttachmentToken, progress: (@Sendable (AttachmentProgress) -> Void)? = nil) async throws -> Data {
+        try await attachments.fetch(token.hash, length: token.length, progress: progress)
+        switch try store.fetchAttachment(token, progress: progress) {
+        case .available(let data): return data
+        case .missing: throw StoreError.attachment("attachment \(token.hashHex) vanished from the store right after it arrived")
+        }
+    }
+}
+
+extension SyncSession {
+    /// Whether the handshake is done (requests may go to it).
+    nonisolated var isReady: Bool { readiness.withLock { $0 } }
+
+    /// Bytes of blob per chunk, so a chunk frame fits the channel's preferred frame size.
+    nonisolated var chunkSize: Int { max(256, channel.preferredFrameSize - 64) }
+
+    nonisolated func request(_ request: AttachmentRequest) {
+        Task { await self.send(.attachmentRequest(request)) }
+    }
+
+    nonisolated func serve(_ request: AttachmentRequest) {
+        Task { await self.queue(request) }
+    }
+
+    nonisolated func answerNotFound(_ hash: [UInt8]) {
+        let hex = AttachmentToken(hash: hash, length: 0).hashHex
+        Task { await self.send(.error(SyncError(code: SyncErrorCode.attachmentNotFound.rawValue, message: hex))) }
+    }
+
+    private func queue(_ request: AttachmentRequest) {
+        chunkRequests.append(request)
+        ring()
+    }
+
+    func receivedAttachmentRequest(_ request: AttachmentRequest) {
+        guard request.hash.count == 32 else {
+            answerNotFound(request.hash)
+            return
+        }
+        if store.attachmentLength(hash: request.hash) != nil {
+            queue(request)
+        } else if request.hops > 0 {
+            engine.attachments.relay(request, for: self)
+        } else {
+            answerNotFound(request.hash)
+        }
+    }
+
+    func receivedAttachmentChunk(_ chunk: AttachmentChunk) throws {
+        try engine.attachments.received(chunk, from: self)
+    }
+
+    func notFound(hashHex: String) {
+        guard let hash = Self.bytes(hex: hashHex) else { return }
+        engine.attachments.notFound(hash, on: self)
+    }
+
+    /// The next chunk of the first blob asked for; attachment data goes after everything else.
+    func nextAttachmentChunk() throws -> AttachmentChunk? {
+        while let request = chunkRequests.first {
+            guard let total = store.attachmentLength(hash: request.hash),
+                let bytes = try store.readAttachment(hash: request.hash, offset: Int64(clamping: request.offset),
+                                                     count: min(Int(request.chunkSize), chunkSize))
+            else {
+                chunkRequests.removeFirst()
+                answerNotFound(request.hash)
+                continue
+            }
+            let offset = request.offset
+            let next = offset + UInt64(bytes.count)
+            if bytes.isEmpty || next >= UInt64(total) {
+                chunkRequests.removeFirst()
+            } else {
+                chunkRequests[0].offset = next
+            }
+            return AttachmentChunk(hash: request.hash, offset: offset, totalLength: UInt64(total), bytes: bytes)
+        }
+        return nil
+    }
+
+    static func bytes(hex: String) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        for i in stride(from: 0, to: digits.count, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[i...i + 1], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(byte)
+        }
+        return bytes
+    }
+}

@@ -1,0 +1,283 @@
+import ArcusCRDT
+import ArcusCodec
+import ArcusStore
+import Foundation
+import Synchronization
+
+/// One store's side of sync: its subscriptions, and a session with each peer it is connected to.
+///
+/// Sync is pull. `registerSubscription` tells every connected peer what this store wants; each
+/// peer sends the matching documents it has, then their changes as they happen, until the
+/// subscription is cancelled. A store that subscribes to nothing receives nothing. A peer that
+/// subscribes to the same data relays what it receives: that is multi-hop.
+///
+/// The engine keeps what it needs to resume in the store (`SyncRecords`): its subscriptions
+/// with what it already has of each, and, per peer, how far that peer has acknowledged.
+public final class SyncEngine: Sendable {
+    public struct Options: Sendable {
+        /// This peer's name, for the other side's logs.
+        public var name = ""
+        /// Documents in one delta batch.
+        public var batchSize = 200
+        /// Documents each session remembers the peer has (so nothing is echoed back to it).
+        public var sessionMemory = 100_000
+        /// Where the engine reports what a person running it may need to know.
+        public var log: @Sendable (SyncLogLevel, String) -> Void = { _, _ in }
+
+        public init() {}
+    }
+
+    public let store: Store
+    public let options: Options
+    /// This peer's identity on the wire: its store's site id, 8 bytes big-endian.
+    public let peerID: [UInt8]
+
+    struct State {
+        var subscriptions: [UInt64: LocalSubscription] = [:]
+        var nextSubscriptionID: UInt64 = 1
+        var sessions: [ObjectIdentifier: SyncSession] = [:]
+        var stopped = false
+    }
+
+    let state = Mutex(State())
+    let attachments: AttachmentFetches
+    private let hooks = Mutex<[ChangeListener]>([])
+
+    public init(store: Store, options: Options = Options()) throws {
+        self.store = store
+        self.options = options
+        peerID = withUnsafeBytes(of: store.site.rawValue.bigEndian) { Array($0) }
+        attachments = AttachmentFetches(store: store)
+        var loaded: [UInt64: LocalSubscription] = [:]
+        for (key, value) in try store.syncRecords(prefix: "sub/") {
+            guard let id = UInt64(key.dropFirst(4)), let subscription = LocalSubscription(id: id, record: value) else { continue }
+            loaded[id] = subscription
+        }
+        state.withLock { state in
+            state.subscriptions = loaded
+            state.nextSubscriptionID = (loaded.keys.max() ?? 0) + 1
+        }
+        // Evictions lower what this store claims, in the evicting transaction itself; commits
+        // wake every session to send what changed.
+        let hook = store.addCommitHook { [weak self] transaction, changes in
+            try self?.evicted(changes, in: transaction)
+        }
+        let listener = store.addChangeListener { [weak self] _ in self?.storeChanged() }
+        hooks.withLock { $0 = [hook, listener] }
+        attachments.sessions.withLock { $0 = { [weak self] in self?.sessions ?? [] } }
+    }
+
+    // MARK: - Subscriptions
+
+    /// Asks every peer, now and later, for the documents `query` matches, until `cancel()`.
+    /// Subscribing again to a query cancelled before resumes from what the store already has.
+    public func registerSubscription(_ query: String, arguments: [String: Value] = [:]) throws -> SyncSubscription {
+        try registerSubscription(SubscriptionQuery(query, arguments: arguments))
+    }
+
+    public func registerSubscription(_ query: SubscriptionQuery) throws -> SyncSubscription {
+        let subscription = state.withLock { state -> LocalSubscription in
+            if let existing = state.subscriptions.values.first(where: { $0.query == query }) {
+                var revived = existing
+                revived.active = true
+                state.subscriptions[existing.id] = revived
+                return revived
+            }
+            let fresh = LocalSubscription(id: state.nextSubscriptionID, query: query, active: true)
+            state.nextSubscriptionID += 1
+            state.subscriptions[fresh.id] = fresh
+            return fresh
+        }
+        try store.setSyncRecord(SyncRecords.subscriptionKey(subscription.id), subscription.record)
+        for session in sessions { session.announce(subscription.id) }
+        return SyncSubscription(engine: self, id: subscription.id, query: query)
+    }
+
+    func cancelSubscription(_ id: UInt64) {
+        let cancelled = state.withLock { state -> LocalSubscription? in
+            guard var subscription = state.subscriptions[id], subscription.active else { return nil }
+            subscription.active = false
+            state.subscriptions[id] = subscription
+            return subscription
+        }
+        guard let cancelled else { return }
+        do {
+            try store.setSyncRecord(SyncRecords.subscriptionKey(id), cancelled.record)
+        } catch {
+            options.log(.warning, "could not record that subscription \(cancelled.query) was cancelled: \(error)")
+        }
+        for session in sessions { session.withdraw(id) }
+    }
+
+    /// The queries this store subscribes to.
+    public var subscriptions: [SubscriptionQuery] {
+        state.withLock { $0.subscriptions.values.filter(\.active).sorted { $0.id < $1.id }.map(\.query) }
+    }
+
+    func subscription(_ id: UInt64) -> LocalSubscription? { state.withLock { $0.subscriptions[id] } }
+
+    var activeSubscriptionIDs: [UInt64] {
+        state.withLock { $0.subscriptions.values.filter(\.active).map(\.id).sorted() }
+    }
+
+    /// What this store may claim to have of the documents `query` matches: the knowledge of its
+    /// own subscriptions that contain the query, with its own events; nil when it subscribes to
+    /// nothing that contains it (it then claims nothing, and peers keep their own count).
+    func claim(for query: SubscriptionQuery) -> VersionVector? {
+        let localTime = store.version[store.site]
+        return state.withLock { state in
+            var claim: VersionVector?
+            for subscription in state.subscriptions.values where subscription.active && subscription.query.contains(query) {
+                let own = subscription.claim(site: store.site, localTime: localTime)
+                // Each subscription vouches for the events it lists: the store has them all.
+                claim = claim.map { $0.union(own) } ?? own
+            }
+            return claim
+        }
+    }
+
+    /// Merges a batch a peer sent for subscription `id`, and records what its `covers` vouch
+    /// for, in one transaction. Returns the documents that changed.
+    func merge(_ batch: DeltaBatch, subscription id: UInt64) throws -> Int {
+        var changed = 0
+        try store.write { tx in
+            for delta in batch.documents where try tx.merge(delta) { changed += 1 }
+            guard let covers = batch.covers else { return }
+            // Read in the transaction: merges for one subscription from two peers are serialised
+            // by the store, so neither loses the other's knowledge.
+            let key = SyncRecords.subscriptionKey(id)
+            guard let record = try tx.syncRecord(key), var subscription = LocalSubscription(id: id, record: record) else { return }
+            subscription.knowledge.formUnion(covers)
+            try tx.setSyncRecord(key, subscription.record)
+        }
+        if let covers = batch.covers {
+            state.withLock { $0.subscriptions[id]?.knowledge.formUnion(covers) }
+        }
+        return changed
+    }
+
+    /// An eviction takes documents away: every subscription whose documents they were must
+    /// stop claiming their events (or peers would never send them again), in the same
+    /// transaction, before anyone can read the old claim.
+    private func evicted(_ changes: [DocumentChange], in transaction: WriteTransaction) throws {
+        let evictions = changes.compactMap { change in change.evicted.map { (change.key, $0) } }
+        guard !evictions.isEmpty else { return }
+        let site = store.site
+        var lowered: [LocalSubscription] = []
+        state.withLock { state in
+            for (id, var subscription) in state.subscriptions {
+                var touched = false
+                for (key, evicted) in evictions {
+                    guard subscription.mayHaveMatched(key, evicted) else { continue }
+                    let earliest = evicted.earliestEvents
+                    subscription.knowledge = subscription.knowledge.lowered(below: earliest)
+                    if let own = earliest[site] { subscription.ownFloor.observe(Stamp(time: min(own, subscription.ownFloor[site] ?? own), site: site)) }
+                    touched = true
+                }
+                guard touched else { continue }
+                state.subscriptions[id] = subscription
+                lowered.append(subscription)
+            }
+        }
+        for subscription in lowered {
+            try transaction.setSyncRecord(SyncRecords.subscriptionKey(subscription.id), subscription.record)
+            if subscription.active {
+                options.log(.warning, """
+                    evicted documents match the active subscription \(subscription.query): peers will send them back while \
+                    it is active. Cancel the subscription before evicting what it matches.
+                    """)
+            }
+        }
+    }
+
+    // MARK: - Sessions
+
+    /// Starts a session with the peer at the other end of `channel`; it runs until the channel
+    /// closes or the peer breaks the protocol. With `pulling: false` this side only serves: it
+    /// asks the peer for nothing (a one-way sync).
+    @discardableResult
+    public func connect(_ channel: any SyncChannel, pulling: Bool = true) -> SyncSession {
+        let session = SyncSession(engine: self, channel: channel, pulling: pulling)
+        let accepted = state.withLock { state -> Bool in
+            guard !state.stopped else { return false }
+            state.sessions[ObjectIdentifier(session)] = session
+            return true
+        }
+        if accepted {
+            session.start()
+        } else {
+            channel.close()
+        }
+        return session
+    }
+
+    /// The sessions running now.
+    public var sessions: [SyncSession] { state.withLock { Array($0.sessions.values) } }
+
+    func ended(_ session: SyncSession) {
+        _ = state.withLock { $0.sessions.removeValue(forKey: ObjectIdentifier(session)) }
+        attachments.sessionEnded(session)
+    }
+
+    private func storeChanged() {
+        for session in sessions { session.ring() }
+    }
+
+    /// Closes every session and stops taking new ones.
+    public func stop() {
+        let sessions = state.withLock { state -> [SyncSession] in
+            state.stopped = true
+            return Array(state.sessions.values)
+        }
+        for session in sessions { session.close(reason: "the engine stopped") }
+        hooks.withLock { $0.forEach { $0.cancel() } }
+    }
+
+    /// Frames and bytes moved by every session so far, ended ones included.
+    public var statistics: SyncStatistics { totals.withLock { $0 } }
+    let totals = Mutex(SyncStatistics())
+}
+
+/// How much a log line matters.
+public enum SyncLogLevel: String, Sendable {
+    case info, warning, error
+}
+
+/// A subscription this store holds. Cancel it to stop receiving its documents; the documents
+/// already received stay.
+public final class SyncSubscription: Sendable {
+    private weak let engine: SyncEngine?
+    let id: UInt64
+    public let query: SubscriptionQuery
+
+    init(engine: SyncEngine, id: UInt64, query: SubscriptionQuery) {
+        self.engine = engine
+        self.id = id
+        self.query = query
+    }
+
+    public func cancel() { engine?.cancelSubscription(id) }
+
+    public var isCancelled: Bool { !(engine?.subscription(id)?.active ?? false) }
+}
+
+/// Frames and bytes a session (or all of an engine's sessions) sent and received.
+public struct SyncStatistics: Sendable, Hashable {
+    public var framesSent = 0, framesReceived = 0
+    public var bytesSent = 0, bytesReceived = 0
+    /// Documents merged that changed this store.
+    public var documentsReceived = 0
+    public var documentsSent = 0
+
+    public init() {}
+
+    mutating func add(_ other: SyncStatistics) {
+        framesSent += other.framesSent
+        framesReceived += other.framesReceived
+        bytesSent += other.bytesSent
+        bytesReceived += other.bytesReceived
+        documentsReceived += other.documentsReceived
+        documentsSent += other.documentsSent
+    }
+}
+

@@ -1,0 +1,275 @@
+import ArcusCRDT
+import ArcusCodec
+import ArcusStore
+import Foundation
+import Synchronization
+
+/// The protocol spoken with one peer over one channel.
+///
+/// ```
+/// each side:  hello
+/// subscriber: [subscribe] summary(id, what it has)        per subscription
+/// server:     delta batch(id, …)* — the last one `covers` what the server vouches for
+/// subscriber: ack(id, position)                           per batch with a position
+/// then, while the session lives: delta batches as the server's store changes
+/// ```
+///
+/// Two loops run per session: one reads and handles the peer's frames in order (merges happen
+/// there), one sends. The sender picks by priority — control messages, then live changes, then
+/// backfill, then attachment chunks — and produces each batch only when the channel can take
+/// it, so a slow link never makes memory grow. A malformed or hostile frame ends the session
+/// with a logged reason; the merge it carried, if any, is rolled back whole.
+public actor SyncSession {
+    /// Wire protocol version; a peer speaking another is refused.
+    public static let protocolVersion: UInt16 = 1
+
+    // Strong: a running session keeps its engine alive; the engine forgets it when it ends.
+    let engine: SyncEngine
+    nonisolated let channel: any SyncChannel
+    nonisolated let pulling: Bool
+    var store: Store { engine.store }
+
+    var encoder = FrameEncoder()
+    var decoder = FrameDecoder()
+    /// The peer's identity once its hello arrived; nil before.
+    public private(set) var peerID: [UInt8]?
+    public private(set) var peerName = ""
+    var peerKey = ""
+    public internal(set) var statistics = SyncStatistics()
+    /// Why the session ended; nil while it runs.
+    public private(set) var endReason: String?
+
+    /// Messages that go before any data: hello, subscriptions, summaries, acks, errors.
+    var control: [SyncMessage] = []
+    /// The peer's subscriptions this side serves, by the peer's id for them.
+    var served: [UInt64: ServedSubscription] = [:]
+    /// Subscriptions of this store announced to the peer, and whether each is caught up.
+    var announced: [UInt64: Bool] = [:]
+    /// Per announced subscription, what the peer remembers this store has of it.
+    var peerKnowsOfMine: [UInt64: VersionVector] = [:]
+    /// Per document, events the peer is known to have (it sent them, or was sent them).
+    var peerHas: [DocumentKey: VersionVector] = [:]
+    /// Attachment ranges the peer asked for, served in order.
+    var chunkRequests: [AttachmentRequest] = []
+
+    /// Whether the peer's hello arrived and the session has not ended (read from any thread).
+    nonisolated let readiness = Mutex(false)
+    private nonisolated let doorbell: AsyncStream<Void>.Continuation
+    private var doorbellStream: AsyncStream<Void>?
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+    private var catchUpWaiters: [CheckedContinuation<Bool, Never>] = []
+
+    init(engine: SyncEngine, channel: any SyncChannel, pulling: Bool) {
+        self.engine = engine
+        self.channel = channel
+        self.pulling = pulling
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        doorbell = continuation
+        doorbellStream = stream
+    }
+
+    nonisolated func start() {
+        Task { await self.run() }
+    }
+
+    private func run() async {
+        control.append(.hello(Hello(peerID: engine.peerID, protocolVersion: Self.protocolVersion, name: engine.options.name)))
+        let sender = Task { await self.sendLoop() }
+        await receiveLoop()
+        sender.cancel()
+        ring()
+        _ = await sender.value
+    }
+
+    /// Wakes the sender: the store changed, or there is something to send.
+    nonisolated func ring() { doorbell.yield() }
+
+    // MARK: - Receiving
+
+    private func receiveLoop() async {
+        for await frame in channel.incoming {
+            guard endReason == nil else { break }
+            statistics.framesReceived += 1
+            statistics.bytesReceived += frame.count
+            do {
+                guard let message = try decoder.decode(frame) else { continue }  // an unknown type, skipped
+                try handle(message)
+            } catch {
+                end("the peer sent a frame that breaks the protocol: \(error)", level: .error, notify: true)
+                break
+            }
+        }
+        end("the channel closed", level: .info, notify: false)
+    }
+
+    private func handle(_ message: SyncMessage) throws {
+        if case .hello(let hello) = message {
+            try receivedHello(hello)
+            return
+        }
+        guard peerID != nil else { throw SyncProtocolError("a \(message.type) message arrived before the peer's hello") }
+        switch message {
+        case .hello: break
+        case .subscribe(let subscribe): receivedSubscribe(subscribe)
+        case .unsubscribe(let id): receivedUnsubscribe(id)
+        case .summary(let summary): try receivedSummary(summary)
+        case .deltaBatch(let batch): try receivedBatch(batch)
+        case .ack(let ack): receivedAck(ack)
+        case .attachmentRequest(let request): receivedAttachmentRequest(request)
+        case .attachmentChunk(let chunk): try receivedAttachmentChunk(chunk)
+        case .error(let error): try receivedError(error)
+        }
+    }
+
+    private func receivedHello(_ hello: Hello) throws {
+        guard peerID == nil else { throw SyncProtocolError("a second hello") }
+        guard hello.protocolVersion == Self.protocolVersion else {
+            send(.error(SyncError(code: SyncErrorCode.incompatibleVersion.rawValue,
+                                  message: "this peer speaks sync protocol \(Self.protocolVersion), not \(hello.protocolVersion)")))
+            throw SyncProtocolError("the peer speaks sync protocol \(hello.protocolVersion); this one speaks \(Self.protocolVersion)")
+        }
+        guard !hello.peerID.isEmpty, hello.peerID != engine.peerID else {
+            throw SyncProtocolError(hello.peerID.isEmpty ? "an empty peer id" : "the peer has this store's own id")
+        }
+        peerID = hello.peerID
+        peerName = hello.name
+        peerKey = hello.peerID.map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        if pulling {
+            for id in engine.activeSubscriptionIDs { announce(now: id) }
+        }
+        readiness.withLock { $0 = true }
+        engine.attachments.sessionReady(self)
+    }
+
+    private func receivedError(_ error: SyncError) throws {
+        switch SyncErrorCode(rawValue: error.code) {
+        case .unknownSubscription?, .needSummary?:
+            // The peer forgot (or never had) a subscription this side announced briefly: say it whole.
+            guard let id = UInt64(error.message), announced[id] != nil else { return }
+            announce(now: id, whole: true)
+        case .attachmentNotFound?:
+            notFound(hashHex: error.message)
+        case .badSubscription?:
+            engine.options.log(.warning, "peer \(peerDescription) refused a subscription: \(error.message)")
+        default:
+            throw SyncProtocolError("the peer ended the session: \(error.message)")
+        }
+    }
+
+    // MARK: - Sending
+
+    /// Queues a control message.
+    func send(_ message: SyncMessage) {
+        control.append(message)
+        ring()
+    }
+
+    private func sendLoop() async {
+        guard var doorbells = doorbellStream?.makeAsyncIterator() else { return }
+        doorbellStream = nil
+        while endReason == nil, !Task.isCancelled {
+            do {
+                if let message = try nextMessage() {
+                    let frame = encoder.encode(message)
+                    statistics.framesSent += 1
+                    statistics.bytesSent += frame.count
+                    try await channel.send(frame)
+                    continue
+                }
+            } catch {
+                end("sending failed: \(error)", level: .info, notify: false)
+                break
+            }
+            guard await doorbells.next() != nil else { break }
+        }
+    }
+
+    /// The next message by priority, produced now; nil when there is nothing to send.
+    private func nextMessage() throws -> SyncMessage? {
+        if !control.isEmpty { return control.removeFirst() }
+        guard peerID != nil else { return nil }
+        if let batch = try nextBatch(live: true) { return .deltaBatch(batch) }
+        if let batch = try nextBatch(live: false) { return .deltaBatch(batch) }
+        if let chunk = try nextAttachmentChunk() { return .attachmentChunk(chunk) }
+        return nil
+    }
+
+    // MARK: - Ending
+
+    /// Ends the session: the channel is closed and the engine forgets it.
+    nonisolated public func close(reason: String = "closed locally") {
+        Task { await self.end(reason, level: .info, notify: false) }
+    }
+
+    func end(_ reason: String, level: SyncLogLevel, notify: Bool) {
+        guard endReason == nil else { return }
+        endReason = reason
+        readiness.withLock { $0 = false }
+        if notify {
+            // Best effort: tell the peer why before closing.
+            var encoder = self.encoder
+            let frame = encoder.encode(.error(SyncError(code: SyncErrorCode.protocolViolation.rawValue, message: reason)))
+            let channel = self.channel
+            Task { try? await channel.send(frame); channel.close() }
+        } else {
+            channel.close()
+        }
+        if level != .info || peerID != nil {
+            engine.options.log(level, "sync session with \(peerDescription) ended: \(reason)")
+        }
+        engine.totals.withLock { $0.add(statistics) }
+        engine.ended(self)
+        ring()
+        for waiter in waiters { waiter.resume() }
+        waiters.removeAll()
+        for waiter in catchUpWaiters { waiter.resume(returning: false) }
+        catchUpWaiters.removeAll()
+    }
+
+    /// Suspends until the session has ended.
+    public func waitUntilEnded() async {
+        guard endReason == nil else { return }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    /// Suspends until every subscription this side announced has been answered in full by the
+    /// peer (it sent everything it has of it, as of then). Returns false if the session ended first.
+    public func waitUntilCaughtUp() async -> Bool {
+        if endReason != nil { return false }
+        if isCaughtUp { return true }
+        return await withCheckedContinuation { catchUpWaiters.append($0) }
+    }
+
+    var isCaughtUp: Bool { peerID != nil && announced.values.allSatisfy { $0 } }
+
+    func caughtUpChanged() {
+        guard isCaughtUp else { return }
+        for waiter in catchUpWaiters { waiter.resume(returning: true) }
+        catchUpWaiters.removeAll()
+    }
+
+    var peerDescription: String {
+        guard peerID != nil else { return "a peer (before its hello)" }
+        return peerName.isEmpty ? peerKey : "\(peerName) (\(peerKey))"
+    }
+}
+
+/// Error codes of the `error` message. For `unknownSubscription` and `needSummary` the message
+/// is the subscription id; for `attachmentNotFound`, the hash in hex.
+enum SyncErrorCode: UInt32 {
+    /// The sender is ending the session; the message says why.
+    case protocolViolation = 1
+    /// A summary named a subscription the sender does not know: send `subscribe` first.
+    case unknownSubscription = 2
+    /// A summary gave only a digest that does not match what the sender remembers: send it whole.
+    case needSummary = 3
+    /// A subscription's query was refused (the message says why); the session goes on.
+    case badSubscription = 4
+    case attachmentNotFound = 5
+    case incompatibleVersion = 6
+}
+
+struct SyncProtocolError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
