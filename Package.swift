@@ -85,7 +85,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ArcusAgentTests",
-            dependencies: ["ArcusAgent", "ArcusCodec", "ArcusCRDT", "ArcusTestSupport"],
+            dependencies: ["ArcusAgent", "ArcusCodec", "ArcusCRDT", "ArcusStore", "ArcusSync", "ArcusLoopback", "ArcusMesh", "ArcusTestSupport"],
             resources: [.copy("Fixtures")]
         ),
     ],

@@ -58,6 +58,9 @@ public actor SyncSession {
     private var doorbellStream: AsyncStream<Void>?
     private var waiters: [CheckedContinuation<Void, Never>] = []
     private var catchUpWaiters: [CheckedContinuation<Bool, Never>] = []
+    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Whether the sender last found nothing to send (and no message was queued since).
+    private var isIdle = false
 
     init(engine: SyncEngine, channel: any SyncChannel, pulling: Bool) {
         self.engine = engine
@@ -161,6 +164,7 @@ public actor SyncSession {
     /// Queues a control message.
     func send(_ message: SyncMessage) {
         control.append(message)
+        isIdle = false
         ring()
     }
 
@@ -170,6 +174,7 @@ public actor SyncSession {
         while endReason == nil, !Task.isCancelled {
             do {
                 if let message = try nextMessage() {
+                    isIdle = false
                     let frame = encoder.encode(message)
                     statistics.framesSent += 1
                     statistics.bytesSent += frame.count
@@ -180,6 +185,9 @@ public actor SyncSession {
                 end("sending failed: \(error)", level: .info, notify: false)
                 break
             }
+            isIdle = true
+            for waiter in idleWaiters { waiter.resume() }
+            idleWaiters.removeAll()
             guard await doorbells.next() != nil else { break }
         }
     }
@@ -224,6 +232,8 @@ public actor SyncSession {
         waiters.removeAll()
         for waiter in catchUpWaiters { waiter.resume(returning: false) }
         catchUpWaiters.removeAll()
+        for waiter in idleWaiters { waiter.resume() }
+        idleWaiters.removeAll()
     }
 
     /// Suspends until the session has ended.
@@ -238,6 +248,13 @@ public actor SyncSession {
         if endReason != nil { return false }
         if isCaughtUp { return true }
         return await withCheckedContinuation { catchUpWaiters.append($0) }
+    }
+
+    /// Suspends until this side has handed everything it had to send to the channel (acks
+    /// included), or the session ended. Before closing a one-off sync, so the last ack is not lost.
+    public func waitUntilIdle() async {
+        if endReason != nil || (isIdle && control.isEmpty) { return }
+        await withCheckedContinuation { idleWaiters.append($0) }
     }
 
     var isCaughtUp: Bool { peerID != nil && announced.values.allSatisfy { $0 } }

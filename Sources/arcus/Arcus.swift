@@ -11,6 +11,6 @@ struct Arcus: AsyncParsableCommand {
             trace; `arcus bench store` measures the store against plain SQLite. Run `arcus help <command>` \
             for any command's options.
             """,
-        subcommands: [Exec.self, Bench.self]
+        subcommands: [Exec.self, Demo.self, Bench.self]
     )
 }

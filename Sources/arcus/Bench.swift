@@ -27,6 +27,12 @@ struct BenchTrace: AsyncParsableCommand {
     @Option(help: "Where replicas keep their documents: memory, or sqlite (a durable store each, in --scratch).")
     var store: TraceBench.Storage = .memory
 
+    @Option(help: """
+        How each sync happens: protocol (a sync session over a loopback link between stores, as devices do) \
+        or frames (a summary and a delta batch between in-memory replicas: the codec alone, the replay-speed figure).
+        """)
+    var exchange: TraceBench.Exchange = .protocol
+
     @Option(help: "Where sqlite replicas keep their data directories (removed afterwards).")
     var scratch: String?
 
@@ -39,7 +45,7 @@ struct BenchTrace: AsyncParsableCommand {
             Terminal.progress("replaying \(trace.operations.count) operations", share: share)
         }
         let scratch = URL(fileURLWithPath: self.scratch ?? FileManager.default.temporaryDirectory.path)
-        let figures = try TraceBench(trace: trace, storage: store, scratch: scratch).run(progress: progress)
+        let figures = try await TraceBench(trace: trace, storage: store, exchange: exchange, scratch: scratch).run(progress: progress)
         if !quiet { Terminal.clearProgress() }
         print(figures.jsonLine)
     }
@@ -97,3 +103,4 @@ struct BenchWriteLoad: ParsableCommand {
 }
 
 extension TraceBench.Storage: ExpressibleByArgument {}
+extension TraceBench.Exchange: ExpressibleByArgument {}

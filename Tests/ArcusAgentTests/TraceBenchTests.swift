@@ -6,11 +6,29 @@ import Testing
 
 @Suite("Trace replay")
 struct TraceBenchTests {
-    @Test("the smoke trace replays, converges, and its snapshot brings a fresh peer to the same state")
-    func smokeTrace() throws {
+    @Test("the smoke trace replays through sync sessions, converges, and a fresh peer catches up the same way")
+    func smokeTraceThroughSessions() async throws {
         let url = try #require(Bundle.module.url(forResource: "Fixtures/smoke-seed1", withExtension: "jsonl"))
         let trace = try Trace(contentsOf: url.path)
-        let figures = try TraceBench(trace: trace).run()
+        let sessions = try await TraceBench(trace: trace).run()
+        let frames = try await TraceBench(trace: trace, exchange: .frames).run()
+        #expect(sessions.converged)
+        #expect(sessions.exchange == "protocol")
+        #expect(sessions.ops == 1500 && sessions.syncs == 50)
+        // Each session: two hellos, a summary, at least one batch and its ack (and the
+        // subscription itself, the first time two replicas meet).
+        #expect(sessions.frames >= 5 * sessions.syncs)
+        // The session's own messages cost a little over the two frames the codec needs alone.
+        #expect(sessions.wireBytes > frames.wireBytes && sessions.wireBytes < frames.wireBytes * 5 / 4,
+                "protocol \(sessions.wireBytes) B, frames \(frames.wireBytes) B")
+        #expect(sessions.snapshotBytes > 0 && sessions.snapshotDecodeSeconds == nil)
+    }
+
+    @Test("the smoke trace replays as frames, converges, and its snapshot brings a fresh peer to the same state")
+    func smokeTrace() async throws {
+        let url = try #require(Bundle.module.url(forResource: "Fixtures/smoke-seed1", withExtension: "jsonl"))
+        let trace = try Trace(contentsOf: url.path)
+        let figures = try await TraceBench(trace: trace, exchange: .frames).run()
         #expect(figures.converged)
         #expect(figures.ops == 1500)
         #expect(figures.syncs == 50)
@@ -53,23 +71,26 @@ struct TraceBenchTests {
         return Trace(header: Trace.Header(name: "random", seed: 0, replicas: replicas, collections: ["orders", "sensors"]), operations: operations)
     }
 
-    @Test("random traces converge", arguments: SeededRandom.seeds(count: 8, test: "random-traces"))
-    func randomTraces(seed: UInt64) throws {
+    @Test("random traces converge, through sync sessions and as frames", arguments: SeededRandom.seeds(count: 8, test: "random-traces"))
+    func randomTraces(seed: UInt64) async throws {
         print("random-traces seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")
         var rng = SeededRandom(seed: seed)
-        let figures = try TraceBench(trace: Self.randomTrace(&rng)).run()
-        #expect(figures.converged, "seed \(seed)")
+        let trace = Self.randomTrace(&rng)
+        for exchange in TraceBench.Exchange.allCases {
+            let figures = try await TraceBench(trace: trace, exchange: exchange).run()
+            #expect(figures.converged, "seed \(seed), \(exchange)")
+        }
     }
 
     @Test("replicas kept in durable stores converge, through the same syncs as in memory", arguments: SeededRandom.seeds(count: 2, test: "durable-traces"))
-    func durableReplicas(seed: UInt64) throws {
+    func durableReplicas(seed: UInt64) async throws {
         print("durable-traces seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")
         var rng = SeededRandom(seed: seed)
         let trace = Self.randomTrace(&rng)
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-trace-test-\(seed)")
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let durable = try TraceBench(trace: trace, storage: .sqlite, scratch: scratch).run()
-        let memory = try TraceBench(trace: trace, storage: .memory).run()
+        let durable = try await TraceBench(trace: trace, storage: .sqlite, scratch: scratch).run()
+        let memory = try await TraceBench(trace: trace, storage: .memory).run()
         #expect(durable.store == "sqlite")
         #expect(durable.converged, "seed \(seed)")
         #expect(durable.ops == memory.ops && durable.syncs == memory.syncs)

@@ -127,3 +127,18 @@ public struct Trace: Sendable {
         }
     }
 }
+
+extension Trace.Operation {
+    /// A write: the replica that makes it, the document, and the CRDT delta-mutator it applies
+    /// with a fresh stamp. Nil for a sync.
+    var write: (replica: Int, key: DocumentKey, mutation: (inout DocumentState, Stamp) -> DocumentState?)? {
+        switch self {
+        case .upsert(let r, let key, let fields): return (r, key, { state, stamp in state.upsert(fields, at: stamp) })
+        case .set(let r, let key, let path, let value): return (r, key, { state, stamp in state.set(path, to: value, at: stamp) })
+        case .increment(let r, let key, let path, let amount): return (r, key, { state, stamp in state.increment(path, by: amount, at: stamp) })
+        case .unset(let r, let key, let path): return (r, key, { state, stamp in state.unset(path, at: stamp) })
+        case .remove(let r, let key): return (r, key, { state, stamp in state.remove(at: stamp) })
+        case .sync: return nil
+        }
+    }
+}

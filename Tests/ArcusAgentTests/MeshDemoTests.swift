@@ -1,0 +1,104 @@
+import ArcusCRDT
+import ArcusTestSupport
+import Foundation
+import Testing
+@testable import ArcusAgent
+
+/// The loopback mesh as `arcus demo` runs it: every peer writes while the mesh syncs, then the
+/// demo checks that every peer holds the same data and that nothing written was lost,
+/// resurrected or duplicated (`DemoVerification`).
+@Suite("Loopback mesh")
+struct MeshDemoTests {
+    static func options(_ shape: Topology.Shape, peers: Int, seconds: Double, seed: UInt64) -> MeshDemo.Options {
+        var options = MeshDemo.Options()
+        options.shape = shape
+        options.peers = peers
+        options.seconds = seconds
+        options.seed = seed
+        return options
+    }
+
+    static func expectClean(_ figures: MeshDemo.Figures, _ context: String) {
+        #expect(figures.converged, "\(context): \(figures.jsonLine)")
+        #expect(figures.verification.lost == 0, "\(context): lost updates")
+        #expect(figures.verification.resurrected == 0, "\(context): resurrected removals")
+        #expect(figures.verification.unexpected == 0, "\(context): duplicated or unknown data")
+        #expect(figures.writes > 0)
+    }
+
+    @Test("16 peers, random topology, links dropping and coming back for 60 s while every peer writes: all converge, nothing lost, resurrected or duplicated",
+          arguments: SeededRandom.seeds(count: 1, test: "mesh-drops"))
+    func dropsForAMinute(seed: UInt64) async throws {
+        print("mesh-drops seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")
+        var options = Self.options(.random, peers: 16, seconds: 60, seed: seed)
+        options.drops = true
+        options.meanTimeBetweenDrops = 0.5
+        let figures = try await MeshDemo(options: options).run()
+        print(figures.jsonLine)
+        Self.expectClean(figures, "seed \(seed)")
+        #expect(figures.drops >= 30, "about 120 drops are expected in 60 s")
+        #expect(figures.linksMade >= figures.links + figures.drops)
+    }
+
+    @Test("a chain of 10 converges: writes cross up to nine hops", arguments: SeededRandom.seeds(count: 1, test: "mesh-chain"))
+    func chain(seed: UInt64) async throws {
+        print("mesh-chain seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")
+        let figures = try await MeshDemo(options: Self.options(.chain, peers: 10, seconds: 5, seed: seed)).run()
+        print(figures.jsonLine)
+        #expect(figures.diameter == 9)
+        Self.expectClean(figures, "seed \(seed)")
+    }
+
+    @Test("a star of 12 converges through its hub", arguments: SeededRandom.seeds(count: 1, test: "mesh-star"))
+    func star(seed: UInt64) async throws {
+        print("mesh-star seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")
+        let figures = try await MeshDemo(options: Self.options(.star, peers: 12, seconds: 3, seed: seed)).run()
+        #expect(figures.degreeMax == 11)
+        Self.expectClean(figures, "seed \(seed)")
+    }
+
+    @Test("grid meshes of 16, 32 and 64 peers converge, and what a peer sends follows its degree, not N",
+          arguments: SeededRandom.seeds(count: 1, test: "mesh-scale"))
+    func scale(seed: UInt64) async throws {
+        print("mesh-scale seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")
+        var perPeerPerLinkPerWrite: [Double] = []
+        for peers in [16, 32, 64] {
+            let figures = try await MeshDemo(options: Self.options(.mesh, peers: peers, seconds: 5, seed: seed)).run()
+            print(figures.jsonLine)
+            Self.expectClean(figures, "\(peers) peers, seed \(seed)")
+            #expect(figures.degreeMax <= 4)
+            perPeerPerLinkPerWrite.append(Double(figures.bytesPerPeer) / figures.degreeMean / Double(figures.writes))
+        }
+        // N grows fourfold; bytes a peer sends per link and per write stay within a factor of two.
+        let low = perPeerPerLinkPerWrite.min()!, high = perPeerPerLinkPerWrite.max()!
+        #expect(high < 2 * low, "bytes per peer, per link, per write: \(perPeerPerLinkPerWrite)")
+    }
+
+    @Test("over BLE-like links (244-byte MTU, 20 KB/s) frames are cut to the MTU and a small mesh converges")
+    func bluetoothLinks() async throws {
+        var options = Self.options(.chain, peers: 4, seconds: 3, seed: 42)
+        options.link = .ble
+        options.rate = 10
+        let figures = try await MeshDemo(options: options).run()
+        Self.expectClean(figures, "ble chain")
+    }
+
+    @Test("topologies have the shape their names promise")
+    func topologies() {
+        #expect(Topology(.chain, peers: 10).links.count == 9)
+        #expect(Topology(.chain, peers: 10).diameter == 9)
+        #expect(Topology(.star, peers: 10).maxDegree == 9)
+        #expect(!Topology(.chain, peers: 3).links.isEmpty && Topology(.chain, peers: 3).isConnected)
+        for peers in [1, 2, 5, 16, 30, 64] {
+            let grid = Topology(.mesh, peers: peers)
+            #expect(grid.maxDegree <= 4)
+            #expect(grid.isConnected, "a grid of \(peers)")
+        }
+        for seed in UInt64(1)...20 {
+            let random = Topology(.random, peers: 16, seed: seed)
+            #expect(random.links.count == 24)
+            #expect(Set(random.links).count == random.links.count && random.links.allSatisfy { $0.a != $0.b })
+            #expect(random.isConnected, "seed \(seed)")
+        }
+    }
+}
