@@ -7,9 +7,10 @@ struct Arcus: AsyncParsableCommand {
         abstract: "Arcus: an edge sync agent. Every device keeps a CRDT document store and syncs it with whoever is near.",
         discussion: """
             Try `arcus exec --data ./data "INSERT INTO cars DOCUMENTS ({'make': 'toyota'})"`, then \
-            `arcus exec --data ./data "SELECT * FROM cars"`. `arcus bench trace FILE` replays a workload \
-            trace; `arcus bench store` measures the store against plain SQLite. Run `arcus help <command>` \
-            for any command's options.
+            `arcus exec --data ./data "SELECT * FROM cars"`. `arcus demo --peers 16 --topology random --drops` \
+            runs a whole mesh on this machine and shows it converge. `arcus bench trace FILE` replays a \
+            workload trace through sync sessions; `arcus bench store` measures the store against plain \
+            SQLite. Run `arcus help <command>` for any command's options.
             """,
         subcommands: [Exec.self, Demo.self, Bench.self]
     )
