@@ -139,6 +139,8 @@ public actor SyncSession {
         }
         readiness.withLock { $0 = true }
         engine.attachments.sessionReady(self)
+        // A side that announces nothing is caught up as soon as the peer has spoken.
+        caughtUpChanged()
     }
 
     private func receivedError(_ error: SyncError) throws {
