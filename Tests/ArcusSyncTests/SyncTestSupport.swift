@@ -108,3 +108,18 @@ extension Store {
         }
     }
 }
+
+/// What one side of a connection sent in delta batches: every document key, in order.
+func keysSent(_ channel: TestChannel) throws -> [DocumentKey] {
+    try channel.sentMessages().flatMap { message -> [DocumentKey] in
+        if case .deltaBatch(let batch) = message { return batch.documents.map(\.key) }
+        return []
+    }
+}
+
+/// Keys that appear more than once in `keys`.
+func repeated(_ keys: [DocumentKey]) -> [DocumentKey] {
+    var seen = Set<DocumentKey>(), twice = Set<DocumentKey>()
+    for key in keys where !seen.insert(key).inserted { twice.insert(key) }
+    return twice.sorted()
+}
