@@ -114,6 +114,14 @@ final class AttachmentFetches: Sendable {
         if !joined { askNext(request.hash) }
     }
 
+    /// Requests of `session` this side is fetching from other peers to pass on.
+    func relayCount(for session: SyncSession) -> Int {
+        let id = ObjectIdentifier(session)
+        return fetches.withLock { fetches in
+            fetches.values.reduce(0) { $0 + $1.relays.filter { ObjectIdentifier($0.session) == id }.count }
+        }
+    }
+
     /// Whether a fetch of this blob is under way (a request without hops must not wait on one:
     /// that could close a loop of peers each waiting for the next).
     func isFetching(_ hash: [UInt8]) -> Bool { fetches.withLock { $0[hash] != nil } }
@@ -330,18 +338,27 @@ extension SyncSession {
         ring()
     }
 
+    /// Relayed fetches one peer may have under way at once; further requests for blobs this
+    /// side lacks are refused (the peer asks elsewhere, or again later).
+    static let relayLimit = 16
+
     func receivedAttachmentRequest(_ request: AttachmentRequest) {
         guard request.hash.count == 32 else {
-            answerNotFound(request.hash)
+            refuse(request.hash)
             return
         }
         if store.attachmentLength(hash: request.hash) != nil {
             queue(request)
-        } else if request.hops > 0 {
+        } else if request.hops > 0, engine.attachments.relayCount(for: self) < Self.relayLimit {
             engine.attachments.relay(request, for: self)
         } else {
-            answerNotFound(request.hash)
+            refuse(request.hash)
         }
+    }
+
+    /// Tells the peer this side does not have the blob (queued now, so the queue bound holds).
+    private func refuse(_ hash: [UInt8]) {
+        send(.error(SyncError(code: SyncErrorCode.attachmentNotFound.rawValue, message: AttachmentToken(hash: hash, length: 0).hashHex)))
     }
 
     func receivedAttachmentChunk(_ chunk: AttachmentChunk) throws {
@@ -362,7 +379,7 @@ extension SyncSession {
                                                      count: max(1, min(Int(request.chunkSize), chunkSize(offset: offset, length: total))))
             else {
                 chunkRequests.removeFirst()
-                answerNotFound(request.hash)
+                refuse(request.hash)
                 continue
             }
             let next = request.offset + UInt64(bytes.count)
