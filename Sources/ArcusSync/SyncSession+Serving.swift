@@ -275,8 +275,10 @@ extension SyncSession {
         let logEnd = store.changeSequence
         guard subscription.owedReplies > 0 || subscription.cursor < logEnd else { return nil }
         while true {
-            // Read before the documents: it names nothing they lack.
+            // Read before the documents: it names nothing they lack. Every change it names is at
+            // or before `claimedEnd`, so an answer that reaches there may vouch for it.
             let claim = engine.claim(for: subscription.query)
+            let claimedEnd = store.changeSequence
             let backfilling = subscription.isBackfilling
             var changed = try store.changedDocuments(after: subscription.cursor, limit: engine.options.batchSize)
             var complete = changed.isComplete
@@ -286,7 +288,7 @@ extension SyncSession {
                 if changed.position >= end {
                     changed.documents.removeAll { $0.sequence > end }
                     subscription.cursor = max(end, subscription.liveCursor)
-                    complete = subscription.liveCursor >= logEnd && changed.isComplete
+                    complete = subscription.liveCursor >= claimedEnd && changed.isComplete
                 } else {
                     subscription.cursor = changed.position
                     complete = false
@@ -350,9 +352,12 @@ extension SyncSession {
                 // no copy of the document anywhere outlives it.
                 guard subscription.query.collection == nil || subscription.query.collection == document.key.collection else { continue }
             }
+            // A document asked for by key goes whole: the peer evicted it, and what it may have
+            // sent of it since (a write to the evicted document) carries a version that names
+            // events it does not have.
             let asked = whole.contains(document.key) || subscription.resend.remove(document.key) != nil
             var known = asked ? VersionVector() : subscription.peerKnows
-            if let had = peerHas[document.key] { known.formUnion(had) }
+            if !asked, let had = peerHas[document.key] { known.formUnion(had) }
             guard var delta = document.state.changes(since: known) else { continue }
             if !asked, value != nil, !document.state.version.intersection(known).isEmpty {
                 let before = document.state.restricted(to: known).document(id: document.key.id)
