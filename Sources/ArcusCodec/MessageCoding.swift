@@ -21,6 +21,8 @@ extension EncodingContext {
             w.writeVarint(summary.subscriptionID)
             writeVersion(summary.version, to: &w)
             w.writeLengthPrefixed(summary.digest)
+            // Optional and last: present when bytes remain.
+            if let position = summary.position { w.writeVarint(position) }
         case .deltaBatch(let batch):
             writeBatch(batch, to: &w)
         case .ack(let ack):
@@ -39,6 +41,10 @@ extension EncodingContext {
         case .error(let error):
             w.writeVarint(UInt64(error.code))
             w.writeString(error.message)
+        case .missing(let missing):
+            w.writeVarint(missing.subscriptionID)
+            w.writeVarint(missing.keys.count)
+            for key in missing.keys { writeKey(key, to: &w) }
         }
     }
 
@@ -54,13 +60,14 @@ extension EncodingContext {
         // Through a pointer: indexing the array would copy each document (and retain its tables)
         // on every access.
         batch.documents.withUnsafeBufferPointer { documents in
-            writeBatch(documents, since: batch.since, covers: batch.covers, position: batch.position, subscriptionID: batch.subscriptionID, to: &w)
+            writeBatch(documents, since: batch.since, covers: batch.covers, position: batch.position, subscriptionID: batch.subscriptionID,
+                       answers: batch.answers, to: &w)
         }
     }
 
     private mutating func writeBatch(
         _ documents: UnsafeBufferPointer<DocumentDelta>, since: VersionVector?, covers: VersionVector?, position: UInt64?,
-        subscriptionID: UInt64, to w: inout ByteWriter
+        subscriptionID: UInt64, answers: UInt64, to w: inout ByteWriter
     ) {
         var order = documents.indices.filter { i in
             since.map { !documents[i].state.version.isCovered(by: $0) } ?? true
@@ -95,10 +102,12 @@ extension EncodingContext {
         if position != nil { flags |= 2 }
         if !vocabulary.isEmpty { flags |= 4 }
         if subscriptionID != 0 { flags |= 8 }
+        if answers != 0 { flags |= 16 }
         w.writeVarint(flags)
         if let covers { writeVersion(covers, to: &w) }
         if let position { w.writeVarint(position) }
         if subscriptionID != 0 { w.writeVarint(subscriptionID) }
+        if answers != 0 { w.writeVarint(answers) }
         if !vocabulary.isEmpty {
             w.writeVarint(vocabulary.count)
             for id in vocabulary {
@@ -211,7 +220,8 @@ extension DecodingContext {
             let id = try r.readVarint()
             let version = try readVersion(from: &r)
             let digest = try r.readLengthPrefixed(limit: 1024)
-            return .summary(Summary(subscriptionID: id, version: version, digest: digest))
+            let position = r.isAtEnd ? nil : try r.readVarint()
+            return .summary(Summary(subscriptionID: id, version: version, digest: digest, position: position))
         case .deltaBatch:
             return .deltaBatch(try readBatch(from: &r))
         case .ack:
@@ -235,6 +245,17 @@ extension DecodingContext {
             let code = try r.readVarint()
             guard code <= UInt64(UInt32.max) else { throw .invalidValue("error code out of range") }
             return .error(SyncError(code: UInt32(code), message: try r.readString(limit: 4096)))
+        case .missing:
+            let id = try r.readVarint()
+            let count = try r.readCount("missing documents", limit: limits.maximumDocumentsPerBatch)
+            var keys: [DocumentKey] = []
+            keys.reserveCapacity(count)
+            for _ in 0..<count {
+                let key = try readKey(from: &r)
+                if let previous = keys.last, !(previous < key) { throw .invalidValue("missing document \(key) out of order or repeated") }
+                keys.append(key)
+            }
+            return .missing(MissingDocuments(subscriptionID: id, keys: keys))
         }
     }
 
@@ -252,10 +273,11 @@ extension DecodingContext {
 
     mutating func readBatch(from r: inout ByteReader) throws(CodecError) -> DeltaBatch {
         let flags = try r.readVarint()
-        guard flags & ~15 == 0 else { throw .invalidValue("unknown delta batch flags \(flags)") }
+        guard flags & ~31 == 0 else { throw .invalidValue("unknown delta batch flags \(flags)") }
         let covers = flags & 1 != 0 ? try readVersion(from: &r) : nil
         let position = flags & 2 != 0 ? try r.readVarint() : nil
         let subscriptionID = flags & 8 != 0 ? try r.readVarint() : 0
+        let answers = flags & 16 != 0 ? try r.readVarint() : 0
         // Bounded by the bytes left: names past the intern budget are announced, just not kept.
         let vocabulary = flags & 4 != 0 ? try r.readCount("vocabulary", limit: .max) : 0
         for _ in 0..<vocabulary {
@@ -281,7 +303,7 @@ extension DecodingContext {
             DocumentDelta(key: part.key, state: DocumentState(
                 validatedCells: part.cells, names: doc.names, values: doc.values, attachments: doc.attachments, version: part.version))
         }
-        return DeltaBatch(documents: documents, covers: covers, position: position, subscriptionID: subscriptionID)
+        return DeltaBatch(documents: documents, covers: covers, position: position, subscriptionID: subscriptionID, answers: answers)
     }
 
     mutating func readKey(from r: inout ByteReader) throws(CodecError) -> DocumentKey {

@@ -11,6 +11,7 @@ public enum SyncMessage: Sendable, Equatable {
     case attachmentRequest(AttachmentRequest)
     case attachmentChunk(AttachmentChunk)
     case error(SyncError)
+    case missing(MissingDocuments)
 
     public var type: MessageType {
         switch self {
@@ -23,12 +24,13 @@ public enum SyncMessage: Sendable, Equatable {
         case .attachmentRequest: return .attachmentRequest
         case .attachmentChunk: return .attachmentChunk
         case .error: return .error
+        case .missing: return .missing
         }
     }
 }
 
 public enum MessageType: UInt8, Sendable, CaseIterable {
-    case hello = 1, subscribe, unsubscribe, summary, deltaBatch, ack, attachmentRequest, attachmentChunk, error
+    case hello = 1, subscribe, unsubscribe, summary, deltaBatch, ack, attachmentRequest, attachmentChunk, error, missing
 }
 
 /// The first message on a session: who is speaking and what it can do.
@@ -67,11 +69,17 @@ public struct Summary: Sendable, Equatable {
     public var version: VersionVector
     /// An optional digest of the matching documents (for cheap "already in sync" checks).
     public var digest: [UInt8]
+    /// The receiver's change-log position up to which the sender has merged everything the
+    /// receiver sent it for the subscription (its acknowledgements, as its own store keeps
+    /// them): the receiver resumes from there. Absent: the receiver resumes from what it
+    /// recorded itself.
+    public var position: UInt64?
 
-    public init(subscriptionID: UInt64 = 0, version: VersionVector, digest: [UInt8] = []) {
+    public init(subscriptionID: UInt64 = 0, version: VersionVector, digest: [UInt8] = [], position: UInt64? = nil) {
         self.subscriptionID = subscriptionID
         self.version = version
         self.digest = digest
+        self.position = position
     }
 }
 
@@ -101,14 +109,19 @@ public struct DeltaBatch: Sendable, Equatable {
     /// The subscription the batch answers (0: none in particular, or the whole store). Its
     /// `covers` then holds for the documents that subscription matches.
     public var subscriptionID: UInt64
+    /// How many of the receiver's summaries of the subscription this batch completes the
+    /// answer to (0: none). Once every summary it sent is answered, the receiver has everything
+    /// the sender had as of the latest one.
+    public var answers: UInt64
 
     public init(documents: [DocumentDelta], covers: VersionVector? = nil, position: UInt64? = nil, since: VersionVector? = nil,
-                subscriptionID: UInt64 = 0) {
+                subscriptionID: UInt64 = 0, answers: UInt64 = 0) {
         self.documents = documents
         self.covers = covers
         self.position = position
         self.since = since
         self.subscriptionID = subscriptionID
+        self.answers = answers
     }
 }
 
@@ -140,6 +153,19 @@ public struct AttachmentRequest: Sendable, Equatable {
     }
 }
 
+/// "I lack these documents of the subscription, though the summary that follows says I have
+/// seen their events (I evicted them): send them whole." Sent just before that summary.
+public struct MissingDocuments: Sendable, Equatable {
+    public var subscriptionID: UInt64
+    /// In key order.
+    public var keys: [DocumentKey]
+
+    public init(subscriptionID: UInt64, keys: [DocumentKey]) {
+        self.subscriptionID = subscriptionID
+        self.keys = keys
+    }
+}
+
 public struct AttachmentChunk: Sendable, Equatable {
     public var hash: [UInt8]
     public var offset: UInt64
@@ -162,5 +188,28 @@ public struct SyncError: Sendable, Equatable {
     public init(code: UInt32, message: String) {
         self.code = code
         self.message = message
+    }
+}
+
+extension AttachmentChunk {
+    /// The most blob bytes one chunk can carry in a frame of at most `frameSize` bytes, counted
+    /// exactly as `FrameEncoder` lays the frame out uncompressed (compression only ever makes a
+    /// frame smaller). 0 when not even an empty chunk fits.
+    public static func capacity(frameSize: Int, hashLength: Int = 32, offset: UInt64, totalLength: UInt64) -> Int {
+        let fixed = varintSize(UInt64(hashLength)) + hashLength + varintSize(offset) + varintSize(totalLength)
+        func frameLength(_ count: Int) -> Int {
+            let payload = fixed + varintSize(UInt64(count)) + count
+            return 1 + varintSize(UInt64(payload)) + payload + 4
+        }
+        // The varints grow by at most a few bytes: start at the upper bound and step down.
+        var count = max(0, frameSize - fixed - 5)
+        while count > 0 && frameLength(count) > frameSize { count -= 1 }
+        return frameLength(count) <= frameSize ? count : 0
+    }
+
+    private static func varintSize(_ value: UInt64) -> Int {
+        var size = 1, rest = value >> 7
+        while rest != 0 { size += 1; rest >>= 7 }
+        return size
     }
 }

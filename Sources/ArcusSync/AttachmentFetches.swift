@@ -10,7 +10,12 @@ import Synchronization
 /// the store, so a fetch resumes after a reconnect or a restart), and moves on when that peer
 /// lacks the blob or its session ends. A peer that lacks a blob asked of it with hops left
 /// fetches it in turn from its other peers and then serves it: that is how a blob crosses
-/// hops. Complete blobs are verified against their hash before anyone can read them.
+/// hops. Complete blobs are verified against their hash before anyone can read them; bytes
+/// that do not match are discarded and the peer that sent them is not asked again.
+///
+/// A fetch that something on this device waits for and that no connected peer could serve
+/// asks again every few seconds (a relay that had no source may have one now), and whenever a
+/// new session starts.
 final class AttachmentFetches: Sendable {
     struct Fetch {
         let hash: [UInt8]
@@ -22,36 +27,73 @@ final class AttachmentFetches: Sendable {
         var tried: Set<ObjectIdentifier> = []
         /// The session a relayed request came from: not asked back.
         var excluded: Set<ObjectIdentifier> = []
-        var waiters: [CheckedContinuation<Void, any Error>] = []
+        var waiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
         var progress: [@Sendable (AttachmentProgress) -> Void] = []
         /// Peers waiting for this side to have it, to be served then.
         var relays: [(session: SyncSession, request: AttachmentRequest)] = []
         /// Whether something on this device waits (it then waits for new peers; a relay gives up).
         var local: Bool
+        /// Whether a retry of the sessions that could not serve it is scheduled.
+        var retrying = false
+        /// Seconds until the next retry (doubling up to `retryLimit`).
+        var retryDelay = AttachmentFetches.firstRetry
     }
+
+    static let firstRetry = 0.25
+    static let retryLimit = 5.0
 
     /// Relays a request may go through: the fetcher's neighbour and one more peer.
     static let hops: UInt8 = 2
 
     private let store: Store
+    private let log: @Sendable (SyncLogLevel, String) -> Void
     private let fetches = Mutex<[[UInt8]: Fetch]>([:])
+    private let nextWaiter = Mutex<UInt64>(0)
     let sessions = Mutex<@Sendable () -> [SyncSession]>({ [] })
 
-    init(store: Store) { self.store = store }
+    init(store: Store, log: @escaping @Sendable (SyncLogLevel, String) -> Void) {
+        self.store = store
+        self.log = log
+    }
 
-    /// Waits until the blob is in the store, fetching it from peers as needed.
+    /// Waits until the blob is in the store, fetching it from peers as needed. Cancelling the
+    /// task stops waiting (the bytes that arrived stay, for the next attempt).
     func fetch(_ hash: [UInt8], length: Int64?, progress: (@Sendable (AttachmentProgress) -> Void)?) async throws {
         if store.attachmentLength(hash: hash) != nil { return }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            fetches.withLock { fetches in
-                var fetch = fetches[hash] ?? Fetch(hash: hash, length: length, hops: Self.hops, local: true)
-                fetch.local = true
-                if fetch.length == nil { fetch.length = length }
-                fetch.waiters.append(continuation)
-                if let progress { fetch.progress.append(progress) }
-                fetches[hash] = fetch
+        let waiter = nextWaiter.withLock { next -> UInt64 in
+            next += 1
+            return next
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let cancelled = fetches.withLock { fetches -> Bool in
+                    guard !Task.isCancelled else { return true }
+                    var fetch = fetches[hash] ?? Fetch(hash: hash, length: length, hops: Self.hops, local: true)
+                    fetch.local = true
+                    if fetch.length == nil { fetch.length = length }
+                    fetch.waiters[waiter] = continuation
+                    if let progress { fetch.progress.append(progress) }
+                    fetches[hash] = fetch
+                    return false
+                }
+                if cancelled {
+                    continuation.resume(throwing: CancellationError())
+                    return
+                }
+                askNext(hash)
             }
-            askNext(hash)
+        } onCancel: {
+            let continuation = fetches.withLock { fetches -> CheckedContinuation<Void, any Error>? in
+                guard var fetch = fetches[hash], let continuation = fetch.waiters.removeValue(forKey: waiter) else { return nil }
+                if fetch.waiters.isEmpty && fetch.relays.isEmpty && fetch.source == nil {
+                    fetches[hash] = nil
+                } else {
+                    if fetch.waiters.isEmpty { fetch.local = false }
+                    fetches[hash] = fetch
+                }
+                return continuation
+            }
+            continuation?.resume(throwing: CancellationError())
         }
     }
 
@@ -72,6 +114,14 @@ final class AttachmentFetches: Sendable {
         if !joined { askNext(request.hash) }
     }
 
+    /// Requests of `session` this side is fetching from other peers to pass on.
+    func relayCount(for session: SyncSession) -> Int {
+        let id = ObjectIdentifier(session)
+        return fetches.withLock { fetches in
+            fetches.values.reduce(0) { $0 + $1.relays.filter { ObjectIdentifier($0.session) == id }.count }
+        }
+    }
+
     /// Whether a fetch of this blob is under way (a request without hops must not wait on one:
     /// that could close a loop of peers each waiting for the next).
     func isFetching(_ hash: [UInt8]) -> Bool { fetches.withLock { $0[hash] != nil } }
@@ -87,8 +137,9 @@ final class AttachmentFetches: Sendable {
             }) else { return nil }
             fetch.source = ObjectIdentifier(session)
             fetches[hash] = fetch
-            let request = AttachmentRequest(hash: hash, offset: UInt64(store.receivedAttachmentBytes(hash: hash)),
-                                            chunkSize: UInt32(session.chunkSize), hops: fetch.hops)
+            let offset = store.receivedAttachmentBytes(hash: hash)
+            let request = AttachmentRequest(hash: hash, offset: UInt64(offset),
+                                            chunkSize: UInt32(session.chunkSize(offset: offset, length: fetch.length)), hops: fetch.hops)
             return (session, request)
         }
         if let (session, request) = choice {
@@ -96,6 +147,33 @@ final class AttachmentFetches: Sendable {
             return
         }
         giveUpIfRelay(hash)
+        retryLater(hash)
+    }
+
+    /// A local fetch that no session could serve asks them all again after a while: a peer
+    /// that lacked the blob may have fetched it meanwhile.
+    private func retryLater(_ hash: [UInt8]) {
+        let delay = fetches.withLock { fetches -> Double? in
+            guard var fetch = fetches[hash], fetch.local, fetch.source == nil, !fetch.retrying else { return nil }
+            fetch.retrying = true
+            let delay = fetch.retryDelay
+            fetch.retryDelay = min(fetch.retryDelay * 2, Self.retryLimit)
+            fetches[hash] = fetch
+            return delay
+        }
+        guard let delay else { return }
+        Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+            guard let self else { return }
+            let again = self.fetches.withLock { fetches -> Bool in
+                guard var fetch = fetches[hash] else { return false }
+                fetch.retrying = false
+                fetch.tried.removeAll()
+                fetches[hash] = fetch
+                return fetch.source == nil
+            }
+            if again { self.askNext(hash) }
+        }
     }
 
     private func giveUpIfRelay(_ hash: [UInt8]) {
@@ -167,19 +245,44 @@ final class AttachmentFetches: Sendable {
         }
         for report in progress { report(AttachmentProgress(bytesFetched: arrived, totalBytes: total)) }
         guard arrived == total else { return }
-        let outcome: Result<Void, any Error>
         do {
             try store.completeAttachment(AttachmentToken(hash: chunk.hash, length: total))
-            outcome = .success(())
         } catch {
-            outcome = .failure(error)
+            // The store discarded what arrived. Another peer may have the right bytes; with none
+            // left to ask, whoever waits hears why.
+            log(.warning, "attachment \(hex(chunk.hash)) from \(session.peerDescriptionForLogs): \(error)")
+            failedVerification(chunk.hash, on: session, error)
+            return
         }
         let done = fetches.withLock { $0.removeValue(forKey: chunk.hash) }
         guard let done else { return }
-        for waiter in done.waiters { waiter.resume(with: outcome) }
-        for relay in done.relays {
-            if case .success = outcome { relay.session.serve(relay.request) } else { relay.session.answerNotFound(chunk.hash) }
+        for waiter in done.waiters.values { waiter.resume() }
+        for relay in done.relays { relay.session.serve(relay.request) }
+    }
+
+    private func failedVerification(_ hash: [UInt8], on session: SyncSession, _ error: any Error) {
+        let candidates = sessions.withLock { $0 }()
+        let failed = fetches.withLock { fetches -> Fetch? in
+            guard var fetch = fetches[hash] else { return nil }
+            fetch.source = nil
+            fetch.tried.insert(ObjectIdentifier(session))
+            fetch.excluded.insert(ObjectIdentifier(session))
+            let others = candidates.contains {
+                !fetch.tried.contains(ObjectIdentifier($0)) && !fetch.excluded.contains(ObjectIdentifier($0)) && $0.isReady
+            }
+            if others {
+                fetches[hash] = fetch
+                return nil
+            }
+            fetches[hash] = nil
+            return fetch
         }
+        guard let failed else {
+            askNext(hash)
+            return
+        }
+        for waiter in failed.waiters.values { waiter.resume(throwing: error) }
+        for relay in failed.relays { relay.session.answerNotFound(hash) }
     }
 
     private func hex(_ hash: [UInt8]) -> String { AttachmentToken(hash: hash, length: 0).hashHex }
@@ -202,8 +305,20 @@ extension SyncSession {
     /// Whether the handshake is done (requests may go to it).
     nonisolated var isReady: Bool { readiness.withLock { $0 } }
 
-    /// Bytes of blob per chunk, so a chunk frame fits the channel's preferred frame size.
-    nonisolated var chunkSize: Int { max(256, channel.preferredFrameSize - 64) }
+    /// Fewest blob bytes in a chunk, however small the link's frames: a frame that cannot hold
+    /// this much is sent anyway (the link below splits it).
+    static let minimumChunkSize = 16
+
+    /// Bytes of blob per chunk at `offset` of a blob of `length` (nil: unknown), so that the
+    /// chunk's frame fits the channel's preferred frame size.
+    nonisolated func chunkSize(offset: Int64, length: Int64?) -> Int {
+        let total = UInt64(max(0, length ?? Int64.max))
+        let capacity = AttachmentChunk.capacity(frameSize: channel.preferredFrameSize, offset: UInt64(max(0, offset)), totalLength: total)
+        return max(Self.minimumChunkSize, capacity)
+    }
+
+    /// Who the peer is, for logs written outside the actor.
+    nonisolated var peerDescriptionForLogs: String { peerLabel.withLock { $0 } }
 
     nonisolated func request(_ request: AttachmentRequest) {
         Task { await self.send(.attachmentRequest(request)) }
@@ -223,18 +338,27 @@ extension SyncSession {
         ring()
     }
 
+    /// Relayed fetches one peer may have under way at once; further requests for blobs this
+    /// side lacks are refused (the peer asks elsewhere, or again later).
+    static let relayLimit = 16
+
     func receivedAttachmentRequest(_ request: AttachmentRequest) {
         guard request.hash.count == 32 else {
-            answerNotFound(request.hash)
+            refuse(request.hash)
             return
         }
         if store.attachmentLength(hash: request.hash) != nil {
             queue(request)
-        } else if request.hops > 0 {
+        } else if request.hops > 0, engine.attachments.relayCount(for: self) < Self.relayLimit {
             engine.attachments.relay(request, for: self)
         } else {
-            answerNotFound(request.hash)
+            refuse(request.hash)
         }
+    }
+
+    /// Tells the peer this side does not have the blob (queued now, so the queue bound holds).
+    private func refuse(_ hash: [UInt8]) {
+        send(.error(SyncError(code: SyncErrorCode.attachmentNotFound.rawValue, message: AttachmentToken(hash: hash, length: 0).hashHex)))
     }
 
     func receivedAttachmentChunk(_ chunk: AttachmentChunk) throws {
@@ -249,22 +373,22 @@ extension SyncSession {
     /// The next chunk of the first blob asked for; attachment data goes after everything else.
     func nextAttachmentChunk() throws -> AttachmentChunk? {
         while let request = chunkRequests.first {
+            let offset = Int64(clamping: request.offset)
             guard let total = store.attachmentLength(hash: request.hash),
-                let bytes = try store.readAttachment(hash: request.hash, offset: Int64(clamping: request.offset),
-                                                     count: min(Int(request.chunkSize), chunkSize))
+                let bytes = try store.readAttachment(hash: request.hash, offset: offset,
+                                                     count: max(1, min(Int(request.chunkSize), chunkSize(offset: offset, length: total))))
             else {
                 chunkRequests.removeFirst()
-                answerNotFound(request.hash)
+                refuse(request.hash)
                 continue
             }
-            let offset = request.offset
-            let next = offset + UInt64(bytes.count)
+            let next = request.offset + UInt64(bytes.count)
             if bytes.isEmpty || next >= UInt64(total) {
                 chunkRequests.removeFirst()
             } else {
                 chunkRequests[0].offset = next
             }
-            return AttachmentChunk(hash: request.hash, offset: offset, totalLength: UInt64(total), bytes: bytes)
+            return AttachmentChunk(hash: request.hash, offset: request.offset, totalLength: UInt64(total), bytes: bytes)
         }
         return nil
     }

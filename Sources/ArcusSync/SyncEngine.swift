@@ -42,12 +42,14 @@ public final class SyncEngine: Sendable {
     let state = Mutex(State())
     let attachments: AttachmentFetches
     private let hooks = Mutex<[ChangeListener]>([])
+    /// Active subscriptions whose documents were evicted: announced again after the commit.
+    private let reannounce = Mutex<Set<UInt64>>([])
 
     public init(store: Store, options: Options = Options()) throws {
         self.store = store
         self.options = options
         peerID = withUnsafeBytes(of: store.site.rawValue.bigEndian) { Array($0) }
-        attachments = AttachmentFetches(store: store)
+        attachments = AttachmentFetches(store: store, log: options.log)
         var loaded: [UInt64: LocalSubscription] = [:]
         for (key, value) in try store.syncRecords(prefix: "sub/") {
             guard let id = UInt64(key.dropFirst(4)), let subscription = LocalSubscription(id: id, record: value) else { continue }
@@ -69,12 +71,23 @@ public final class SyncEngine: Sendable {
 
     // MARK: - Subscriptions
 
-    /// Asks every peer, now and later, for the documents `query` matches, until `cancel()`.
-    /// Subscribing again to a query cancelled before resumes from what the store already has.
+    /// Asks every peer, now and later, for the documents `query` matches (`SELECT * FROM coll
+    /// [WHERE …]`, or "" for the whole store), then their changes as they happen, until
+    /// `cancel()`. Subscribing again to a query cancelled before resumes from what the store
+    /// already has: peers send only what it lacks.
+    ///
+    /// **Evicting and subscriptions.** `EVICT` removes documents from this store only. Evicting
+    /// documents that an active subscription matches is a trap: the subscription still asks for
+    /// them, so peers send them straight back. The engine logs a warning and asks connected
+    /// peers for exactly those documents at once. To free space for good, cancel the
+    /// subscription first, then evict: nothing comes back while it is cancelled. Subscribing
+    /// again later brings back what is missing — the evicted documents, by key, and what changed
+    /// meanwhile — and nothing the store kept.
     public func registerSubscription(_ query: String, arguments: [String: Value] = [:]) throws -> SyncSubscription {
         try registerSubscription(SubscriptionQuery(query, arguments: arguments))
     }
 
+    /// Subscribes to a parsed query; see `registerSubscription(_:arguments:)`.
     public func registerSubscription(_ query: SubscriptionQuery) throws -> SyncSubscription {
         let subscription = state.withLock { state -> LocalSubscription in
             if let existing = state.subscriptions.values.first(where: { $0.query == query }) {
@@ -88,7 +101,7 @@ public final class SyncEngine: Sendable {
             state.subscriptions[fresh.id] = fresh
             return fresh
         }
-        try store.setSyncRecord(SyncRecords.subscriptionKey(subscription.id), subscription.record)
+        try saveSubscription(subscription)
         for session in sessions { session.announce(subscription.id) }
         return SyncSubscription(engine: self, id: subscription.id, query: query)
     }
@@ -102,11 +115,26 @@ public final class SyncEngine: Sendable {
         }
         guard let cancelled else { return }
         do {
-            try store.setSyncRecord(SyncRecords.subscriptionKey(id), cancelled.record)
+            try saveSubscription(cancelled)
         } catch {
             options.log(.warning, "could not record that subscription \(cancelled.query) was cancelled: \(error)")
         }
         for session in sessions { session.withdraw(id) }
+    }
+
+    /// Writes a subscription's record, keeping the missing documents, knowledge and floor that
+    /// the store holds now (an eviction may have changed them since `subscription` was read).
+    private func saveSubscription(_ subscription: LocalSubscription) throws {
+        try store.write { tx in
+            let key = SyncRecords.subscriptionKey(subscription.id)
+            var current = subscription
+            if let record = try tx.syncRecord(key), let stored = LocalSubscription(id: subscription.id, record: record) {
+                current.knowledge = stored.knowledge
+                current.ownFloor = stored.ownFloor
+                current.missing = stored.missing
+            }
+            try tx.setSyncRecord(key, current.record)
+        }
     }
 
     /// The queries this store subscribes to.
@@ -120,15 +148,16 @@ public final class SyncEngine: Sendable {
         state.withLock { $0.subscriptions.values.filter(\.active).map(\.id).sorted() }
     }
 
-    /// What this store may claim to have of the documents `query` matches: the knowledge of its
-    /// own subscriptions that contain the query, with its own events; nil when it subscribes to
-    /// nothing that contains it (it then claims nothing, and peers keep their own count).
+    /// What this store may vouch it has of the documents `query` matches, serving a peer: the
+    /// knowledge of its own subscriptions that contain the query, with its own events, below
+    /// what it evicted; nil when it subscribes to nothing that contains it (it then vouches for
+    /// nothing, and peers keep their own count).
     func claim(for query: SubscriptionQuery) -> VersionVector? {
         let localTime = store.version[store.site]
         return state.withLock { state in
             var claim: VersionVector?
             for subscription in state.subscriptions.values where subscription.active && subscription.query.contains(query) {
-                let own = subscription.claim(site: store.site, localTime: localTime)
+                let own = subscription.vouch(site: store.site, localTime: localTime)
                 // Each subscription vouches for the events it lists: the store has them all.
                 claim = claim.map { $0.union(own) } ?? own
             }
@@ -137,11 +166,15 @@ public final class SyncEngine: Sendable {
     }
 
     /// Merges a batch a peer sent for subscription `id`, and records what its `covers` vouch
-    /// for, in one transaction. Returns the documents that changed.
-    func merge(_ batch: DeltaBatch, subscription id: UInt64) throws -> Int {
+    /// for and the position it is acknowledged with, in one transaction. Returns the documents
+    /// that changed.
+    func merge(_ batch: DeltaBatch, subscription id: UInt64, from peer: String) throws -> Int {
         var changed = 0
         try store.write { tx in
             for delta in batch.documents where try tx.merge(delta) { changed += 1 }
+            if let position = batch.position {
+                try tx.setSyncRecord(SyncRecords.ackedKey(peer: peer, id), SyncRecords.position(position))
+            }
             guard let covers = batch.covers else { return }
             // Read in the transaction: merges for one subscription from two peers are serialised
             // by the store, so neither loses the other's knowledge.
@@ -156,37 +189,54 @@ public final class SyncEngine: Sendable {
         return changed
     }
 
-    /// An eviction takes documents away: every subscription whose documents they were must
-    /// stop claiming their events (or peers would never send them again), in the same
-    /// transaction, before anyone can read the old claim.
+    /// An eviction takes documents away: every subscription whose documents they were notes
+    /// them as missing, in the same transaction (so no claim it makes or vouches for covers
+    /// them), and an active one asks connected peers for them again once the eviction commits.
     private func evicted(_ changes: [DocumentChange], in transaction: WriteTransaction) throws {
         let evictions = changes.compactMap { change in change.evicted.map { (change.key, $0) } }
         guard !evictions.isEmpty else { return }
         let site = store.site
-        var lowered: [LocalSubscription] = []
+        var touched: [LocalSubscription] = []
         state.withLock { state in
             for (id, var subscription) in state.subscriptions {
-                var touched = false
-                for (key, evicted) in evictions {
-                    guard subscription.mayHaveMatched(key, evicted) else { continue }
-                    let earliest = evicted.earliestEvents
-                    subscription.knowledge = subscription.knowledge.lowered(below: earliest)
-                    if let own = earliest[site] { subscription.ownFloor.observe(Stamp(time: min(own, subscription.ownFloor[site] ?? own), site: site)) }
-                    touched = true
+                var matched = false
+                for (key, evicted) in evictions where subscription.mayHaveMatched(key, evicted) {
+                    subscription.evicted(key, evicted, site: site)
+                    matched = true
                 }
-                guard touched else { continue }
+                guard matched else { continue }
                 state.subscriptions[id] = subscription
-                lowered.append(subscription)
+                touched.append(subscription)
             }
         }
-        for subscription in lowered {
+        for subscription in touched {
             try transaction.setSyncRecord(SyncRecords.subscriptionKey(subscription.id), subscription.record)
-            if subscription.active {
-                options.log(.warning, """
-                    evicted documents match the active subscription \(subscription.query): peers will send them back while \
-                    it is active. Cancel the subscription before evicting what it matches.
-                    """)
+            guard subscription.active else { continue }
+            options.log(.warning, """
+                evicted documents match the active subscription \(subscription.query): peers send them back while it is \
+                active, so they were asked for again. Cancel the subscription before evicting what it matches.
+                """)
+            reannounce.withLock { _ = $0.insert(subscription.id) }
+        }
+    }
+
+    /// A peer answered a summary that asked for `keys` whole: they are no longer missing.
+    func recovered(_ id: UInt64, keys: Set<DocumentKey>, vouched: VersionVector?) {
+        do {
+            let site = store.site
+            try store.write { tx in
+                let key = SyncRecords.subscriptionKey(id)
+                guard let record = try tx.syncRecord(key), var subscription = LocalSubscription(id: id, record: record) else { return }
+                subscription.recovered(keys, vouched: vouched, site: site)
+                try tx.setSyncRecord(key, subscription.record)
+                state.withLock { state in
+                    state.subscriptions[id]?.missing = subscription.missing
+                    state.subscriptions[id]?.knowledge = subscription.knowledge
+                    state.subscriptions[id]?.ownFloor = subscription.ownFloor
+                }
             }
+        } catch {
+            options.log(.warning, "could not record that evicted documents of subscription \(id) came back: \(error)")
         }
     }
 
@@ -203,11 +253,10 @@ public final class SyncEngine: Sendable {
             state.sessions[ObjectIdentifier(session)] = session
             return true
         }
-        if accepted {
-            session.start()
-        } else {
-            channel.close()
-        }
+        // A session the stopped engine refuses still runs, briefly: its channel is closed, so
+        // it ends at once, and whoever waits for it hears so.
+        if !accepted { channel.close() }
+        session.start()
         return session
     }
 
@@ -220,7 +269,14 @@ public final class SyncEngine: Sendable {
     }
 
     private func storeChanged() {
-        for session in sessions { session.ring() }
+        let ids = reannounce.withLock { ids -> [UInt64] in
+            defer { ids.removeAll() }
+            return ids.sorted()
+        }
+        for session in sessions {
+            for id in ids { session.announce(id) }
+            session.ring()
+        }
     }
 
     /// Closes every session and stops taking new ones.
@@ -244,7 +300,8 @@ public enum SyncLogLevel: String, Sendable {
 }
 
 /// A subscription this store holds. Cancel it to stop receiving its documents; the documents
-/// already received stay.
+/// already received stay. Cancel before evicting what it matches (see
+/// `SyncEngine.registerSubscription`).
 public final class SyncSubscription: Sendable {
     private weak let engine: SyncEngine?
     let id: UInt64
@@ -256,6 +313,9 @@ public final class SyncSubscription: Sendable {
         self.query = query
     }
 
+    /// Stops asking peers for the query's documents; those already here stay. Evicting them
+    /// afterwards does not bring them back; subscribing to the same query again asks for what
+    /// is then missing, and nothing else.
     public func cancel() { engine?.cancelSubscription(id) }
 
     public var isCancelled: Bool { !(engine?.subscription(id)?.active ?? false) }

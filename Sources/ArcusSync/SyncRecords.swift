@@ -5,15 +5,38 @@ import ArcusStore
 ///
 /// - `sub/<id>`: one of this store's subscriptions, active or cancelled (its knowledge is kept,
 ///   so subscribing again resumes instead of starting over).
-/// - `told/<peer>/<id>`: the digest of the knowledge last sent in full to a peer.
+/// - `told/<peer>/<id>`: the digest of what a peer knows this store has of a subscription (its
+///   last summary and the claims the peer sent back), and that knowledge's time for this
+///   store's own events (8 bytes each).
 /// - `peer/<peer>/<id>`: a peer's subscription as this store serves it: the query, the log
 ///   position the peer has acknowledged, and the knowledge it last summarised.
+/// - `acked/<peer>/<id>`: the position of the peer's change log up to which this store merged
+///   what the peer sent for subscription `id`, written with the merge (so a store restored
+///   from a backup says where it really is).
 enum SyncRecords {
     static func subscriptionKey(_ id: UInt64) -> String { "sub/\(id)" }
     static func toldKey(peer: String, _ id: UInt64) -> String { "told/\(peer)/\(id)" }
     static func servedKey(peer: String, _ id: UInt64) -> String { "peer/\(peer)/\(id)" }
+    static func ackedKey(peer: String, _ id: UInt64) -> String { "acked/\(peer)/\(id)" }
+
+    static func position(_ position: UInt64) -> [UInt8] { Array(String(position).utf8) }
+    static func position(_ record: [UInt8]?) -> UInt64? { record.flatMap { UInt64(String(decoding: $0, as: UTF8.self)) } }
 
     static func encode(_ value: Value) -> [UInt8] { Array(value.jsonString.utf8) }
+
+    /// A `told/` record: the digest, and the time of this store's own events in the knowledge.
+    static func told(_ knowledge: VersionVector, site: SiteID) -> [UInt8] {
+        var bytes = knowledge.digest
+        if let own = knowledge[site] { withUnsafeBytes(of: own.rawValue.bigEndian) { bytes.append(contentsOf: $0) } }
+        return bytes
+    }
+
+    static func told(_ record: [UInt8]) -> (digest: [UInt8], ownTime: Timestamp?)? {
+        guard record.count == 8 || record.count == 16 else { return nil }
+        guard record.count == 16 else { return (record, nil) }
+        let time = record[8...].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        return (Array(record[..<8]), Timestamp(rawValue: time))
+    }
 
     static func decode(_ bytes: [UInt8]) -> [String: Value]? {
         guard case .object(let fields)? = try? Value(jsonBytes: bytes) else { return nil }
@@ -35,6 +58,33 @@ enum SyncRecords {
     }
 }
 
+/// A document this store evicted while one of its subscriptions matched it: peers are asked
+/// for it whole (by key) instead of being told the store has less of everything.
+struct MissingDocument: Sendable, Equatable {
+    /// The earliest and the latest event of each site in the state that was evicted.
+    var earliest: VersionVector
+    var latest: VersionVector
+
+    init(_ state: DocumentState) {
+        earliest = state.earliestEvents
+        latest = state.eventVersion
+    }
+
+    init(earliest: VersionVector, latest: VersionVector) {
+        self.earliest = earliest
+        self.latest = latest
+    }
+
+    /// Both evictions' events: a document evicted, partly brought back, and evicted again.
+    func merged(with other: MissingDocument) -> MissingDocument {
+        var earliest = self.earliest.entries
+        for element in other.earliest.elements {
+            earliest[element.site] = min(earliest[element.site] ?? element.time, element.time)
+        }
+        return MissingDocument(earliest: VersionVector(earliest), latest: latest.union(other.latest))
+    }
+}
+
 /// One of this store's subscriptions: what it asks peers for, and what it has of it.
 struct LocalSubscription: Sendable {
     let id: UInt64
@@ -44,22 +94,35 @@ struct LocalSubscription: Sendable {
     /// complete batches vouched for them. This store's own events are added when it is used.
     var knowledge: VersionVector
     /// Evictions lower what may be claimed of this store's own events: the earliest own event
-    /// an eviction took away, per site (this store's site only).
+    /// an eviction took away for good, per site (this store's site only).
     var ownFloor: VersionVector
+    /// Documents evicted while the query matched them, until a peer has answered a summary that
+    /// asked for them by key.
+    var missing: [DocumentKey: MissingDocument]
+
+    /// Beyond this many missing documents, an eviction lowers `knowledge` instead (costing a
+    /// rescan by each peer, but keeping records and summaries small).
+    static let missingLimit = 10_000
 
     var record: [UInt8] {
         SyncRecords.encode(.object([
             "query": .string(query.text), "arguments": .object(query.arguments), "active": .bool(active),
             "knowledge": SyncRecords.version(knowledge), "ownFloor": SyncRecords.version(ownFloor),
+            "missing": .array(missing.keys.sorted().map { key in
+                let document = missing[key]!
+                return .array([.string(key.collection), key.id, SyncRecords.version(document.earliest), SyncRecords.version(document.latest)])
+            }),
         ]))
     }
 
-    init(id: UInt64, query: SubscriptionQuery, active: Bool, knowledge: VersionVector = VersionVector(), ownFloor: VersionVector = VersionVector()) {
+    init(id: UInt64, query: SubscriptionQuery, active: Bool, knowledge: VersionVector = VersionVector(),
+         ownFloor: VersionVector = VersionVector(), missing: [DocumentKey: MissingDocument] = [:]) {
         self.id = id
         self.query = query
         self.active = active
         self.knowledge = knowledge
         self.ownFloor = ownFloor
+        self.missing = missing
     }
 
     init?(id: UInt64, record: [UInt8]) {
@@ -69,16 +132,82 @@ struct LocalSubscription: Sendable {
         else { return nil }
         let active: Bool
         if case .bool(let flag)? = fields["active"] { active = flag } else { active = true }
+        var missing: [DocumentKey: MissingDocument] = [:]
+        if case .array(let items)? = fields["missing"] {
+            for case .array(let parts) in items where parts.count == 4 {
+                guard case .string(let collection) = parts[0] else { continue }
+                missing[DocumentKey(collection: collection, id: parts[1])] =
+                    MissingDocument(earliest: SyncRecords.version(parts[2]), latest: SyncRecords.version(parts[3]))
+            }
+        }
         self.init(id: id, query: query, active: active, knowledge: SyncRecords.version(fields["knowledge"]),
-                  ownFloor: SyncRecords.version(fields["ownFloor"]))
+                  ownFloor: SyncRecords.version(fields["ownFloor"]), missing: missing)
     }
 
-    /// What this store may say it has of the query's documents: its knowledge and its own
-    /// events up to `localTime`, below what evictions took away.
-    func claim(site: SiteID, localTime: Timestamp?) -> VersionVector {
+    /// What this store says it has of the query's documents in its summaries: what peers
+    /// vouched for and its own events up to `ownTime`, below what evictions took away for
+    /// good. Documents in `missing` are the exception, named next to the summary.
+    func claim(site: SiteID, ownTime: Timestamp?) -> VersionVector {
         var claim = knowledge
-        if let localTime { claim.observe(Stamp(time: localTime, site: site)) }
+        if let ownTime { claim.observe(Stamp(time: ownTime, site: site)) }
         return claim.lowered(below: ownFloor)
+    }
+
+    /// What this store vouches for when it serves the query to others: its claim and its own
+    /// events up to `localTime`, below the earliest events of the documents it is missing (it
+    /// cannot pass on what it lacks).
+    func vouch(site: SiteID, localTime: Timestamp?) -> VersionVector {
+        var vouch = knowledge
+        if let localTime { vouch.observe(Stamp(time: localTime, site: site)) }
+        vouch = vouch.lowered(below: ownFloor)
+        guard !missing.isEmpty else { return vouch }
+        var floor: [SiteID: Timestamp] = [:]
+        for document in missing.values {
+            for element in document.earliest.elements {
+                floor[element.site] = min(floor[element.site] ?? element.time, element.time)
+            }
+        }
+        return vouch.lowered(below: VersionVector(floor))
+    }
+
+    /// Notes an eviction of a document the subscription may have matched.
+    mutating func evicted(_ key: DocumentKey, _ state: DocumentState, site: SiteID) {
+        let document = MissingDocument(state)
+        missing[key] = missing[key].map { $0.merged(with: document) } ?? document
+        guard missing.count > Self.missingLimit else { return }
+        // Too many to name: claim less of everything instead, and let peers rescan.
+        for document in missing.values { stopClaiming(from: document.earliest, site: site) }
+        missing.removeAll()
+    }
+
+    /// A peer answered a summary that asked for `keys` whole, vouching for `vouched` (nil: for
+    /// nothing): it sent every event it had of them. Events it could not vouch for (a site's
+    /// events of the document later than `vouched`) may still be missing here, so the
+    /// subscription stops claiming them, and the documents are no longer asked for by key.
+    mutating func recovered(_ keys: Set<DocumentKey>, vouched: VersionVector?, site: SiteID) {
+        for key in keys {
+            guard let document = missing.removeValue(forKey: key) else { continue }
+            var limits: [SiteID: Timestamp] = [:]
+            for element in document.earliest.elements {
+                let latest = document.latest[element.site] ?? element.time
+                if let vouched = vouched?[element.site], vouched >= latest { continue }
+                // The first event of the site that may be missing.
+                var limit = element.time
+                if let vouched = vouched?[element.site], vouched >= limit { limit = Timestamp(rawValue: vouched.rawValue &+ 1) }
+                limits[element.site] = limit
+            }
+            stopClaiming(from: VersionVector(limits), site: site)
+        }
+    }
+
+    /// Stops claiming each site's events from the time given on.
+    private mutating func stopClaiming(from limits: VersionVector, site: SiteID) {
+        knowledge = knowledge.lowered(below: limits)
+        if let own = limits[site] {
+            var floor = ownFloor.entries
+            floor[site] = min(own, floor[site] ?? own)
+            ownFloor = VersionVector(floor)
+        }
     }
 }
 

@@ -15,22 +15,40 @@ extension SyncSession {
     }
 
     /// Tells the peer what this store wants and what it has of it. When the peer was told the
-    /// same knowledge before, a digest stands for it (the peer asks again if it forgot).
+    /// same knowledge before, an 8-byte digest stands for it (the peer asks again if it forgot).
+    /// Documents evicted while the subscription matched them are named before the summary, so
+    /// the peer sends them whole.
+    ///
+    /// Of its own writes the summary claims no more than the peer already knows it has (its
+    /// own writes since could only come back through a third peer): so a summary stays the same,
+    /// and costs eight bytes, while only this store's own writes changed.
     func announce(now id: UInt64, whole: Bool = false) {
         guard pulling, peerID != nil, let subscription = engine.subscription(id), subscription.active else { return }
-        let claim = subscription.claim(site: store.site, localTime: store.version[store.site])
         let toldKey = SyncRecords.toldKey(peer: peerKey, id)
-        let told = (try? store.syncRecord(toldKey)) ?? nil
-        if !whole, let told, told == claim.digest {
-            send(.summary(Summary(subscriptionID: id, version: VersionVector(), digest: told)))
+        let told = ((try? store.syncRecord(toldKey)) ?? nil).flatMap(SyncRecords.told)
+        let localTime = store.version[store.site]
+        let missing = subscription.missing.keys.sorted()
+        var claim = subscription.claim(site: store.site, ownTime: localTime)
+        if let told {
+            // What the peer knows, with no more of this store's own writes than it knew of.
+            let known = subscription.claim(site: store.site, ownTime: told.ownTime.flatMap { known in localTime.map { min($0, known) } })
+            if known.digest == told.digest { claim = known }
+        }
+        // Where this store's merges of the peer's batches got to, as its own store says.
+        let position = SyncRecords.position((try? store.syncRecord(SyncRecords.ackedKey(peer: peerKey, id))) ?? nil)
+        if !whole, missing.isEmpty, let told, told.digest == claim.digest {
+            send(.summary(Summary(subscriptionID: id, version: VersionVector(), digest: told.digest, position: position)))
         } else {
             if whole || told == nil {
                 send(.subscribe(Subscribe(subscriptionID: id, query: subscription.query.text, arguments: .object(subscription.query.arguments))))
             }
-            send(.summary(Summary(subscriptionID: id, version: claim)))
+            if !missing.isEmpty { send(.missing(MissingDocuments(subscriptionID: id, keys: missing))) }
+            send(.summary(Summary(subscriptionID: id, version: claim, position: position)))
         }
         peerKnowsOfMine[id] = claim
         announced[id] = false
+        unanswered[id, default: 0] += 1
+        listedMissing[id] = Set(missing)
     }
 
     /// The peer now knows `claim` ∪ `covers` of this subscription (it remembers that much):
@@ -40,7 +58,7 @@ extension SyncSession {
         told.formUnion(covers)
         peerKnowsOfMine[id] = told
         do {
-            try store.setSyncRecord(SyncRecords.toldKey(peer: peerKey, id), told.digest)
+            try store.setSyncRecord(SyncRecords.toldKey(peer: peerKey, id), SyncRecords.told(told, site: store.site))
         } catch {
             engine.options.log(.warning, "could not record what \(peerDescription) knows of subscription \(id): \(error)")
         }
@@ -48,29 +66,59 @@ extension SyncSession {
 
     func withdrawNow(_ id: UInt64) {
         guard announced.removeValue(forKey: id) != nil else { return }
+        unanswered[id] = nil
+        listedMissing[id] = nil
         send(.unsubscribe(subscriptionID: id))
         caughtUpChanged()
+    }
+
+    /// The peer refused a summary (it did not know the subscription, or not the digest): that
+    /// summary gets no other answer.
+    func summaryRefused(_ id: UInt64) {
+        if let owed = unanswered[id], owed > 0 { unanswered[id] = owed - 1 }
     }
 
     /// Merges a batch for one of this store's subscriptions, acknowledges it, and remembers
     /// that the peer has what it sent (so it is not echoed back).
     func receivedBatch(_ batch: DeltaBatch) throws {
-        guard announced[batch.subscriptionID] != nil else {
-            // Cancelled meanwhile: what was in flight is dropped, not merged.
-            guard engine.subscription(batch.subscriptionID) != nil else {
-                throw SyncProtocolError("a delta batch for subscription \(batch.subscriptionID), which this side never announced")
+        let id = batch.subscriptionID
+        guard announced[id] != nil, let subscription = engine.subscription(id) else {
+            // Cancelled meanwhile: what was in flight is dropped, not merged (nor acknowledged,
+            // so it is sent again if the subscription comes back).
+            guard engine.subscription(id) != nil else {
+                throw SyncProtocolError("a delta batch for subscription \(id), which this side never announced")
             }
             return
         }
-        statistics.documentsReceived += try engine.merge(batch, subscription: batch.subscriptionID)
+        if let collection = subscription.query.collection, let stray = batch.documents.first(where: { $0.key.collection != collection }) {
+            throw SyncProtocolError("""
+                a delta batch for subscription \(id) (\(subscription.query)) carries \(stray.key), a document of a collection it \
+                does not ask for
+                """)
+        }
+        if batch.answers > 0 {
+            let owed = unanswered[id] ?? 0
+            guard batch.answers <= UInt64(owed) else {
+                throw SyncProtocolError("a delta batch answers \(batch.answers) summaries of subscription \(id), but \(owed) await an answer")
+            }
+        }
+        statistics.documentsReceived += try engine.merge(batch, subscription: id, from: peerKey)
         for delta in batch.documents { remember(delta.key, has: delta.state.version) }
         if let position = batch.position {
-            send(.ack(Ack(position: position, subscriptionID: batch.subscriptionID)))
+            send(.ack(Ack(position: position, subscriptionID: id)))
         }
-        if let covers = batch.covers {
-            announced[batch.subscriptionID] = true
-            recordTold(batch.subscriptionID, covers: covers)
-            caughtUpChanged()
+        if let covers = batch.covers { recordTold(id, covers: covers) }
+        guard batch.answers > 0 else { return }
+        let owed = (unanswered[id] ?? 0) - Int(batch.answers)
+        unanswered[id] = owed
+        guard owed == 0 else { return }
+        // The latest summary is answered: this side has what the peer had as of then, the
+        // documents it asked for by key included; and the peer has taken in the summary.
+        if batch.covers == nil { recordTold(id, covers: VersionVector()) }
+        if let listed = listedMissing.removeValue(forKey: id), !listed.isEmpty {
+            engine.recovered(id, keys: listed, vouched: batch.covers)
         }
+        announced[id] = true
+        caughtUpChanged()
     }
 }

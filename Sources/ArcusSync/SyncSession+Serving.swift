@@ -6,14 +6,36 @@ import ArcusStore
 struct ServedSubscription {
     let id: UInt64
     let query: SubscriptionQuery
-    /// What the peer said it has of the query's documents (its last summary).
+    /// What the peer has of the query's documents as far as this session knows: its last
+    /// summary and what this side vouched for since (frames arrive in order, so it has those).
     var peerKnows = VersionVector()
+    /// What the peer is known to have kept: its last summary and the claims it acknowledged.
+    /// Persisted. A later summary that knows less means the peer lost data.
+    var confirmedKnows = VersionVector()
     /// Whether a summary arrived: nothing is sent before it.
     var summarised = false
-    /// Whether the summary still waits for its answer (at least one batch, maybe empty).
-    var owesReply = false
-    /// The change-log position the peer acknowledged: everything matching up to it is there.
+    /// Summaries that still wait for their answer (one batch completes them all).
+    var owedReplies = 0
+    /// Documents the peer evicted and asked for by key: sent whole, before the backfill.
+    var resend: Set<DocumentKey> = []
+    /// Whether the next answer says what this side vouches for even when the peer knew it
+    /// (the peer needs it to tell what of its missing documents it got back).
+    var vouchInReply = false
+    /// Where the next backfill starts: everything matching up to here is at the peer (it
+    /// acknowledged it, or this side passed it with nothing to send and nothing unacknowledged).
     var acknowledged: Int64 = 0
+    /// The highest position the peer acknowledged itself. A summary that says the peer merged
+    /// less means it lost what it had.
+    var confirmed: Int64 = 0
+    /// Whether `acknowledged` moved without an acknowledgement and is not yet persisted.
+    var unsaved = false
+    /// The highest position sent in a batch (an acknowledgement beyond it is bogus).
+    var positionSent: Int64 = 0
+    /// The highest change-log position of a document sent: until the peer acknowledges it,
+    /// `acknowledged` only moves with its acknowledgements.
+    var sentThrough: Int64 = 0
+    /// Claims sent with a position, until the peer acknowledges that position.
+    var unconfirmed: [(position: Int64, covers: VersionVector)] = []
     /// Everything matching up to here was sent (in order: the backfill).
     var cursor: Int64 = 0
     /// Where the backfill that began with the summary ends; changes after it are live.
@@ -23,10 +45,21 @@ struct ServedSubscription {
 
     var isBackfilling: Bool { cursor < backfillEnd }
 
+    /// Forgets what the peer acknowledged past `position`: the next backfill starts there.
+    mutating func restart(at position: Int64) {
+        acknowledged = position
+        confirmed = position
+        sentThrough = min(sentThrough, position)
+        unconfirmed.removeAll()
+    }
+
+    /// Nothing sent waits for an acknowledgement.
+    var isSettled: Bool { sentThrough <= acknowledged && unconfirmed.isEmpty }
+
     var record: [UInt8] {
         SyncRecords.encode(.object([
             "query": .string(query.text), "arguments": .object(query.arguments),
-            "acknowledged": .int(acknowledged), "knows": SyncRecords.version(peerKnows),
+            "acknowledged": .int(acknowledged), "confirmed": .int(confirmed), "knows": SyncRecords.version(confirmedKnows),
         ]))
     }
 
@@ -41,12 +74,17 @@ struct ServedSubscription {
             let query = try? SubscriptionQuery(text, arguments: arguments)
         else { return nil }
         self.init(id: id, query: query)
-        if case .int(let position)? = fields["acknowledged"] { acknowledged = position }
-        peerKnows = SyncRecords.version(fields["knows"])
+        if case .int(let position)? = fields["acknowledged"] { acknowledged = max(0, position) }
+        if case .int(let position)? = fields["confirmed"] { confirmed = min(max(0, position), acknowledged) }
+        confirmedKnows = SyncRecords.version(fields["knows"])
+        peerKnows = confirmedKnows
     }
 }
 
 extension SyncSession {
+    /// Most documents a peer may ask for by key before they are sent.
+    static let resendLimit = 1 << 20
+
     func receivedSubscribe(_ subscribe: Subscribe) {
         let query: SubscriptionQuery
         do {
@@ -58,23 +96,34 @@ extension SyncSession {
             send(.error(SyncError(code: SyncErrorCode.badSubscription.rawValue, message: "\(subscribe.query): \(error)")))
             return
         }
+        // Said again (after an error, say): what this session knows of it stands.
+        if let current = served[subscribe.subscriptionID], current.query == query { return }
         var subscription = ServedSubscription(id: subscribe.subscriptionID, query: query)
         // The same query under the same id resumes from what the peer acknowledged before.
         if let known = servedRecord(subscribe.subscriptionID), known.query == query {
-            subscription.acknowledged = known.acknowledged
-            subscription.peerKnows = known.peerKnows
+            subscription = known
         }
         served[subscription.id] = subscription
         persist(subscription)
     }
 
     func receivedUnsubscribe(_ id: UInt64) {
-        served[id] = nil
-        do {
-            try store.setSyncRecord(SyncRecords.servedKey(peer: peerKey, id), nil)
-        } catch {
-            engine.options.log(.warning, "could not forget \(peerDescription)'s subscription \(id): \(error)")
+        // The record stays: subscribing again to the same query resumes from it.
+        guard let subscription = served.removeValue(forKey: id) else { return }
+        if subscription.unsaved { persist(subscription) }
+    }
+
+    /// Documents the peer evicted: they go whole with the answer to the summary that follows.
+    func receivedMissing(_ missing: MissingDocuments) throws {
+        // Unknown: the summary that follows gets the error that makes the peer say it all again.
+        guard var subscription = served[missing.subscriptionID] ?? servedRecord(missing.subscriptionID) else { return }
+        subscription.resend.formUnion(missing.keys)
+        guard subscription.resend.count <= Self.resendLimit else {
+            throw SyncProtocolError("the peer asked for more than \(Self.resendLimit) documents by key")
         }
+        subscription.vouchInReply = true
+        for key in missing.keys { peerHas[key] = nil }
+        served[subscription.id] = subscription
     }
 
     func receivedSummary(_ summary: Summary) throws {
@@ -94,11 +143,40 @@ extension SyncSession {
                 return
             }
         } else {
+            if !subscription.confirmedKnows.isCovered(by: summary.version) {
+                // The peer has less than it had (it evicted, or its store came back from an old
+                // backup): what it acknowledged may be gone, so go through the whole log again,
+                // sending only what this summary lacks.
+                engine.options.log(.info, "\(peerDescription) knows less of \(subscription.query) than it did: sending it what it lacks from the start of the change log")
+                subscription.restart(at: 0)
+                peerHas.removeAll()
+            }
             subscription.peerKnows = summary.version
-            persist(subscription)
+            subscription.confirmedKnows = summary.version
         }
+        if let said = summary.position {
+            let position = Int64(clamping: said)
+            if position > store.changeSequence {
+                // A position this log never reached: this store is not what the peer synced with
+                // (it came back from a backup, say). Start over.
+                engine.options.log(.info, "\(peerDescription) says it merged this store's changes up to \(position), past their end: sending it \(subscription.query) from the start")
+                subscription.restart(at: 0)
+                peerHas.removeAll()
+            } else if position < subscription.confirmed {
+                // The peer lost what it had acknowledged (its store came back from a backup):
+                // resume from where its store really is.
+                engine.options.log(.info, "\(peerDescription) has this store's changes to \(subscription.query) only up to \(position), not \(subscription.confirmed): resuming from there")
+                subscription.restart(at: position)
+                peerHas.removeAll()
+            } else if position > subscription.acknowledged {
+                // It merged more than its acknowledgements told (the last ones were lost in flight).
+                subscription.acknowledged = position
+                subscription.confirmed = position
+            }
+        }
+        persist(subscription)
         subscription.summarised = true
-        subscription.owesReply = true
+        subscription.owedReplies += 1
         subscription.cursor = subscription.acknowledged
         subscription.backfillEnd = store.changeSequence
         subscription.liveCursor = subscription.backfillEnd
@@ -107,10 +185,21 @@ extension SyncSession {
     }
 
     func receivedAck(_ ack: Ack) {
-        guard var subscription = served[ack.subscriptionID], Int64(clamping: ack.position) > subscription.acknowledged else { return }
+        guard var subscription = served[ack.subscriptionID] else { return }
         // A position this side never sent would skip changes on the next session: ignore it.
-        guard Int64(clamping: ack.position) <= max(subscription.cursor, subscription.liveCursor) else { return }
-        subscription.acknowledged = Int64(clamping: ack.position)
+        let position = Int64(clamping: ack.position)
+        guard position >= subscription.acknowledged, position <= subscription.positionSent else { return }
+        subscription.acknowledged = position
+        subscription.confirmed = max(subscription.confirmed, position)
+        while let first = subscription.unconfirmed.first, first.position <= position {
+            subscription.confirmedKnows.formUnion(first.covers)
+            subscription.unconfirmed.removeFirst()
+        }
+        // Nothing sent waits any more: what the cursor passed since was not for the peer (or it
+        // had it), so the position moves on to the cursor.
+        if subscription.isSettled, subscription.cursor > subscription.acknowledged, !subscription.isBackfilling {
+            subscription.acknowledged = subscription.cursor
+        }
         served[ack.subscriptionID] = subscription
         persist(subscription)
     }
@@ -123,15 +212,22 @@ extension SyncSession {
     func persist(_ subscription: ServedSubscription) {
         do {
             try store.setSyncRecord(SyncRecords.servedKey(peer: peerKey, subscription.id), subscription.record)
+            served[subscription.id]?.unsaved = false
         } catch {
             engine.options.log(.warning, "could not record \(peerDescription)'s progress on \(subscription.query): \(error)")
         }
     }
 
+    /// Persists the positions that moved without an acknowledgement (when the session ends).
+    func persistUnsaved() {
+        for subscription in served.values where subscription.unsaved { persist(subscription) }
+    }
+
     // MARK: - Producing batches
 
     /// The next batch for some subscription: with `live`, changes made since its backfill
-    /// began (they go first); otherwise the backfill, or changes once it is done.
+    /// began (they go first); otherwise documents asked for by key, the backfill, or changes
+    /// once it is done.
     func nextBatch(live: Bool) throws -> DeltaBatch? {
         for id in served.keys.sorted() {
             guard var subscription = served[id], subscription.summarised else { continue }
@@ -149,22 +245,40 @@ extension SyncSession {
         while true {
             let changed = try store.changedDocuments(after: subscription.liveCursor, limit: engine.options.batchSize)
             subscription.liveCursor = changed.position
-            let documents = deltas(changed.documents, for: subscription)
+            let documents = deltas(changed.documents, for: &subscription)
             if !documents.isEmpty {
+                subscription.sentThrough = max(subscription.sentThrough, subscription.liveCursor)
                 return DeltaBatch(documents: documents, subscriptionID: subscription.id)
             }
             if changed.isComplete { return nil }
         }
     }
 
+    /// Documents the peer asked for by key, whole; nil once none is left to send.
+    private func resendBatch(_ subscription: inout ServedSubscription) throws -> DeltaBatch? {
+        while !subscription.resend.isEmpty {
+            let keys = Array(subscription.resend.sorted().prefix(engine.options.batchSize))
+            subscription.resend.subtract(keys)
+            let documents = deltas(try store.loggedDocuments(keys), for: &subscription, whole: Set(keys))
+            // Not acknowledged: the peer asks for them again until a summary that named them is
+            // answered.
+            if !documents.isEmpty { return DeltaBatch(documents: documents, subscriptionID: subscription.id) }
+        }
+        return nil
+    }
+
     /// The backfill from the acknowledged position, then every change in log order, with a
-    /// position to acknowledge and, once complete, what this side vouches for.
+    /// position to acknowledge when it moves, and, with the answer to the peer's summaries,
+    /// what this side vouches for when the peer does not know it yet.
     private func orderedBatch(_ subscription: inout ServedSubscription) throws -> DeltaBatch? {
+        if let batch = try resendBatch(&subscription) { return batch }
         let logEnd = store.changeSequence
-        guard subscription.owesReply || subscription.cursor < logEnd else { return nil }
+        guard subscription.owedReplies > 0 || subscription.cursor < logEnd else { return nil }
         while true {
-            // Read before the documents: it names nothing they lack.
+            // Read before the documents: it names nothing they lack. Every change it names is at
+            // or before `claimedEnd`, so an answer that reaches there may vouch for it.
             let claim = engine.claim(for: subscription.query)
+            let claimedEnd = store.changeSequence
             let backfilling = subscription.isBackfilling
             var changed = try store.changedDocuments(after: subscription.cursor, limit: engine.options.batchSize)
             var complete = changed.isComplete
@@ -174,7 +288,7 @@ extension SyncSession {
                 if changed.position >= end {
                     changed.documents.removeAll { $0.sequence > end }
                     subscription.cursor = max(end, subscription.liveCursor)
-                    complete = subscription.liveCursor >= logEnd && changed.isComplete
+                    complete = subscription.liveCursor >= claimedEnd && changed.isComplete
                 } else {
                     subscription.cursor = changed.position
                     complete = false
@@ -182,31 +296,52 @@ extension SyncSession {
             } else {
                 subscription.cursor = changed.position
             }
-            let documents = deltas(changed.documents, for: subscription)
-            let reply = subscription.owesReply && complete
+            let documents = deltas(changed.documents, for: &subscription)
+            if documents.isEmpty, subscription.isSettled, subscription.cursor > subscription.acknowledged {
+                // Everything up to the cursor is at the peer or not for it, and nothing sent
+                // waits for an acknowledgement: the position moves without asking for one.
+                subscription.acknowledged = subscription.cursor
+                subscription.unsaved = true
+            }
+            if !documents.isEmpty { subscription.sentThrough = max(subscription.sentThrough, subscription.cursor) }
+            let reply = subscription.owedReplies > 0 && complete
             guard !documents.isEmpty || reply else {
                 if complete || subscription.cursor >= logEnd { return nil }
                 continue
             }
-            if complete {
-                subscription.owesReply = false
-                if let claim, !claim.isCovered(by: subscription.peerKnows) {
-                    subscription.peerKnows.formUnion(claim)
-                    persist(subscription)
-                }
+            // Say what this side vouches for with documents the peer does not know it has, or
+            // when the peer asked for documents by key and needs to know what it got back. An
+            // answer that brings nothing new vouches for nothing new: two peers in sync exchange
+            // a digest and an empty answer, whatever else this store wrote meanwhile.
+            var covers: VersionVector?
+            if complete, let claim,
+               (reply && subscription.vouchInReply) || (!documents.isEmpty && !claim.isCovered(by: subscription.peerKnows)) {
+                covers = claim
+                subscription.peerKnows.formUnion(claim)
             }
-            // A complete answer always carries `covers`, empty when this side vouches for nothing
-            // (it subscribes to nothing that contains the query): it tells the peer it is caught up.
-            return DeltaBatch(documents: documents, covers: complete ? (claim ?? VersionVector()) : nil,
-                              position: UInt64(subscription.cursor),
-                              subscriptionID: subscription.id)
+            // A position only when it moves past what the peer acknowledged, or confirms a claim.
+            var position: Int64?
+            if subscription.cursor > max(subscription.acknowledged, subscription.positionSent) || covers != nil {
+                position = subscription.cursor
+                subscription.positionSent = max(subscription.positionSent, subscription.cursor)
+                if let covers { subscription.unconfirmed.append((subscription.cursor, covers)) }
+            }
+            var answers: UInt64 = 0
+            if reply {
+                answers = UInt64(subscription.owedReplies)
+                subscription.owedReplies = 0
+                subscription.vouchInReply = false
+            }
+            return DeltaBatch(documents: documents, covers: covers, position: position.map { UInt64($0) },
+                              subscriptionID: subscription.id, answers: answers)
         }
     }
 
     /// What the peer lacks of each document it should get, in key order: the events it does
     /// not have — or, for a document it probably does not have at all (one that matches now
-    /// but did not as of what the peer knows), the whole state.
-    private func deltas(_ documents: [LoggedDocument], for subscription: ServedSubscription) -> [DocumentDelta] {
+    /// but did not as of what the peer knows, or one it asked for by key), the whole state.
+    private func deltas(_ documents: [LoggedDocument], for subscription: inout ServedSubscription,
+                        whole: Set<DocumentKey> = []) -> [DocumentDelta] {
         var result: [DocumentDelta] = []
         for document in documents {
             let value = document.value
@@ -217,10 +352,14 @@ extension SyncSession {
                 // no copy of the document anywhere outlives it.
                 guard subscription.query.collection == nil || subscription.query.collection == document.key.collection else { continue }
             }
-            var known = subscription.peerKnows
-            if let had = peerHas[document.key] { known.formUnion(had) }
+            // A document asked for by key goes whole: the peer evicted it, and what it may have
+            // sent of it since (a write to the evicted document) carries a version that names
+            // events it does not have.
+            let asked = whole.contains(document.key) || subscription.resend.remove(document.key) != nil
+            var known = asked ? VersionVector() : subscription.peerKnows
+            if !asked, let had = peerHas[document.key] { known.formUnion(had) }
             guard var delta = document.state.changes(since: known) else { continue }
-            if value != nil, !document.state.version.intersection(known).isEmpty {
+            if !asked, value != nil, !document.state.version.intersection(known).isEmpty {
                 let before = document.state.restricted(to: known).document(id: document.key.id)
                 if !(before.map { subscription.query.matches(collection: document.key.collection, value: $0) } ?? false) {
                     delta = document.state
@@ -229,7 +368,6 @@ extension SyncSession {
             remember(document.key, has: document.state.version)
             result.append(DocumentDelta(key: document.key, state: delta))
         }
-        statistics.documentsSent += result.count
         result.sort { $0.key < $1.key }
         return result
     }

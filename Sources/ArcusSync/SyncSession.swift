@@ -8,8 +8,9 @@ import Synchronization
 ///
 /// ```
 /// each side:  hello
-/// subscriber: [subscribe] summary(id, what it has)        per subscription
-/// server:     delta batch(id, …)* — the last one `covers` what the server vouches for
+/// subscriber: [subscribe] [missing(id, keys)] summary(id, what it has, or its 8-byte digest)
+/// server:     delta batch(id, …)* — the one that completes the answer says so (`answers`), and
+///             `covers` what the server vouches for when the subscriber does not know it yet
 /// subscriber: ack(id, position)                           per batch with a position
 /// then, while the session lives: delta batches as the server's store changes
 /// ```
@@ -17,8 +18,10 @@ import Synchronization
 /// Two loops run per session: one reads and handles the peer's frames in order (merges happen
 /// there), one sends. The sender picks by priority — control messages, then live changes, then
 /// backfill, then attachment chunks — and produces each batch only when the channel can take
-/// it, so a slow link never makes memory grow. A malformed or hostile frame ends the session
-/// with a logged reason; the merge it carried, if any, is rolled back whole.
+/// it, so a slow link never makes memory grow. Control messages the peer's frames cause are
+/// bounded too: past `queueLimit` queued, the receiver stops reading until the link takes
+/// them. A malformed or hostile frame ends the session with a logged reason; the merge it
+/// carried, if any, is rolled back whole.
 public actor SyncSession {
     /// Wire protocol version; a peer speaking another is refused.
     public static let protocolVersion: UInt16 = 1
@@ -41,12 +44,20 @@ public actor SyncSession {
 
     /// Messages that go before any data: hello, subscriptions, summaries, acks, errors.
     var control: [SyncMessage] = []
+    /// Most control messages and attachment requests queued before the receiver waits for the
+    /// link to take some (a peer cannot make this side's memory grow by asking faster than
+    /// the link answers).
+    static let queueLimit = 256
     /// The peer's subscriptions this side serves, by the peer's id for them.
     var served: [UInt64: ServedSubscription] = [:]
     /// Subscriptions of this store announced to the peer, and whether each is caught up.
     var announced: [UInt64: Bool] = [:]
     /// Per announced subscription, what the peer remembers this store has of it.
     var peerKnowsOfMine: [UInt64: VersionVector] = [:]
+    /// Per announced subscription, summaries sent that the peer has not answered yet.
+    var unanswered: [UInt64: Int] = [:]
+    /// Per announced subscription, the evicted documents the latest summary asked for by key.
+    var listedMissing: [UInt64: Set<DocumentKey>] = [:]
     /// Per document, events the peer is known to have (it sent them, or was sent them).
     var peerHas: [DocumentKey: VersionVector] = [:]
     /// Attachment ranges the peer asked for, served in order.
@@ -54,6 +65,8 @@ public actor SyncSession {
 
     /// Whether the peer's hello arrived and the session has not ended (read from any thread).
     nonisolated let readiness = Mutex(false)
+    /// `peerDescription`, for logs written from any thread.
+    nonisolated let peerLabel = Mutex("a peer (before its hello)")
     private nonisolated let doorbell: AsyncStream<Void>.Continuation
     private var doorbellStream: AsyncStream<Void>?
     private var waiters: [CheckedContinuation<Void, Never>] = []
@@ -61,6 +74,12 @@ public actor SyncSession {
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
     /// Whether the sender last found nothing to send (and no message was queued since).
     private var isIdle = false
+    /// The receiver, waiting for the queues to drain below `queueLimit`.
+    private var drainWaiter: CheckedContinuation<Void, Never>?
+    /// Whether the peer broke the protocol: nothing more it sent is handled.
+    private var violated = false
+    /// Whether both loops are done: the session ended and handled everything it received.
+    private var finished = false
 
     init(engine: SyncEngine, channel: any SyncChannel, pulling: Bool) {
         self.engine = engine
@@ -82,6 +101,9 @@ public actor SyncSession {
         sender.cancel()
         ring()
         _ = await sender.value
+        finished = true
+        for waiter in waiters { waiter.resume() }
+        waiters.removeAll()
     }
 
     /// Wakes the sender: the store changed, or there is something to send.
@@ -89,20 +111,36 @@ public actor SyncSession {
 
     // MARK: - Receiving
 
+    /// Handles the peer's frames in order. Frames that arrived before the channel closed are
+    /// still handled (an acknowledgement in them counts); after a protocol violation, none is.
     private func receiveLoop() async {
         for await frame in channel.incoming {
-            guard endReason == nil else { break }
+            guard !violated else { break }
+            while queuedMessages >= Self.queueLimit, endReason == nil {
+                await withCheckedContinuation { drainWaiter = $0 }
+            }
             statistics.framesReceived += 1
             statistics.bytesReceived += frame.count
             do {
                 guard let message = try decoder.decode(frame) else { continue }  // an unknown type, skipped
                 try handle(message)
             } catch {
+                violated = true
                 end("the peer sent a frame that breaks the protocol: \(error)", level: .error, notify: true)
                 break
             }
         }
         end("the channel closed", level: .info, notify: false)
+    }
+
+    /// Control messages and attachment requests waiting for the link.
+    var queuedMessages: Int { control.count + chunkRequests.count }
+
+    /// Lets the receiver go on once the queues are below the limit.
+    func queueDrained() {
+        guard queuedMessages < Self.queueLimit || endReason != nil, let waiter = drainWaiter else { return }
+        drainWaiter = nil
+        waiter.resume()
     }
 
     private func handle(_ message: SyncMessage) throws {
@@ -121,6 +159,7 @@ public actor SyncSession {
         case .attachmentRequest(let request): receivedAttachmentRequest(request)
         case .attachmentChunk(let chunk): try receivedAttachmentChunk(chunk)
         case .error(let error): try receivedError(error)
+        case .missing(let missing): try receivedMissing(missing)
         }
     }
 
@@ -140,8 +179,12 @@ public actor SyncSession {
         if pulling {
             for id in engine.activeSubscriptionIDs { announce(now: id) }
         }
+        let label = peerDescription
+        peerLabel.withLock { $0 = label }
         readiness.withLock { $0 = true }
         engine.attachments.sessionReady(self)
+        // A side that announces nothing is caught up as soon as the peer has spoken.
+        caughtUpChanged()
     }
 
     private func receivedError(_ error: SyncError) throws {
@@ -149,6 +192,7 @@ public actor SyncSession {
         case .unknownSubscription?, .needSummary?:
             // The peer forgot (or never had) a subscription this side announced briefly: say it whole.
             guard let id = UInt64(error.message), announced[id] != nil else { return }
+            summaryRefused(id)
             announce(now: id, whole: true)
         case .attachmentNotFound?:
             notFound(hashHex: error.message)
@@ -161,8 +205,15 @@ public actor SyncSession {
 
     // MARK: - Sending
 
-    /// Queues a control message.
+    /// Queues a control message. An acknowledgement replaces one still queued for the same
+    /// subscription: the later position says all the earlier one did.
     func send(_ message: SyncMessage) {
+        if case .ack(let ack) = message, let index = control.firstIndex(where: {
+            if case .ack(let queued) = $0 { return queued.subscriptionID == ack.subscriptionID } else { return false }
+        }) {
+            if case .ack(let queued) = control[index], queued.position < ack.position { control[index] = message }
+            return
+        }
         control.append(message)
         isIdle = false
         ring()
@@ -176,9 +227,11 @@ public actor SyncSession {
                 if let message = try nextMessage() {
                     isIdle = false
                     let frame = encoder.encode(message)
+                    queueDrained()
+                    try await channel.send(frame)
                     statistics.framesSent += 1
                     statistics.bytesSent += frame.count
-                    try await channel.send(frame)
+                    if case .deltaBatch(let batch) = message { statistics.documentsSent += batch.documents.count }
                     continue
                 }
             } catch {
@@ -213,6 +266,7 @@ public actor SyncSession {
         guard endReason == nil else { return }
         endReason = reason
         readiness.withLock { $0 = false }
+        persistUnsaved()
         if notify {
             // Best effort: tell the peer why before closing.
             var encoder = self.encoder
@@ -228,17 +282,17 @@ public actor SyncSession {
         engine.totals.withLock { $0.add(statistics) }
         engine.ended(self)
         ring()
-        for waiter in waiters { waiter.resume() }
-        waiters.removeAll()
         for waiter in catchUpWaiters { waiter.resume(returning: false) }
         catchUpWaiters.removeAll()
         for waiter in idleWaiters { waiter.resume() }
         idleWaiters.removeAll()
+        queueDrained()
     }
 
-    /// Suspends until the session has ended.
+    /// Suspends until the session has ended and has handled every frame that arrived before
+    /// its channel closed.
     public func waitUntilEnded() async {
-        guard endReason == nil else { return }
+        guard !finished else { return }
         await withCheckedContinuation { waiters.append($0) }
     }
 

@@ -14,6 +14,9 @@ struct FrameTests {
         .attachmentRequest(AttachmentRequest(hash: [UInt8](repeating: 9, count: 32), offset: 4096, chunkSize: 180)),
         .attachmentChunk(AttachmentChunk(hash: [UInt8](repeating: 9, count: 32), offset: 4096, totalLength: 10_000, bytes: [UInt8](repeating: 1, count: 180))),
         .error(SyncError(code: 2, message: "subscription refused: no read permission on orders")),
+        .missing(MissingDocuments(subscriptionID: 3, keys: [DocumentKey("orders", "o1"), DocumentKey("orders", "o2"), DocumentKey("trucks", "t9")])),
+        .summary(Summary(subscriptionID: 3, version: VersionVector(), digest: [1, 2, 3, 4, 5, 6, 7, 8], position: 300)),
+        .deltaBatch(DeltaBatch(documents: [], subscriptionID: 3, answers: 2)),
     ]
 
     @Test("every message type round-trips through a frame", arguments: messages)

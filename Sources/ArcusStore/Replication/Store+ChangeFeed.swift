@@ -57,6 +57,21 @@ extension Store {
         }
     }
 
+    /// The documents at `keys` as the change log holds them, in the order given; keys with no
+    /// row (never seen, or evicted) are left out. For a peer that asks for documents by key.
+    public func loggedDocuments(_ keys: [DocumentKey]) throws -> [LoggedDocument] {
+        try read { db in
+            let statement = try db.cachedStatement(sql: "SELECT state, json, seq FROM document WHERE collection = ? AND id = ?")
+            var documents: [LoggedDocument] = []
+            for key in keys {
+                guard let row = try Row.fetchOne(statement, arguments: [key.collection, key.storageID]) else { continue }
+                let state = try DocumentRows.decode(row[0], json: row[1], key, site: site)
+                documents.append(LoggedDocument(key: key, state: state, sequence: row[2]))
+            }
+            return documents
+        }
+    }
+
     /// Calls `body` after each commit that changed documents, with what it changed, in commit
     /// order, on the thread that committed: hand the work to a queue or a task rather than
     /// doing it there. Stays registered until the listener is cancelled or deallocated.
