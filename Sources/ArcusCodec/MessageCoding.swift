@@ -11,6 +11,8 @@ extension EncodingContext {
             w.writeVarint(hello.capabilities.count)
             for capability in hello.capabilities { w.writeString(capability) }
             w.writeString(hello.name)
+            if let site = SiteID(peerID: hello.peerID), sites.index(of: site) == nil,
+                budget.admit(tableCount: sites.count, byteCount: 8) { sites.add(site) }
         case .subscribe(let subscribe):
             w.writeVarint(subscribe.subscriptionID)
             w.writeString(subscribe.query)
@@ -208,6 +210,8 @@ extension DecodingContext {
             var capabilities: [String] = []
             for _ in 0..<count { capabilities.append(try r.readString(limit: 256)) }
             let name = try r.readString(limit: 256)
+            if let site = SiteID(peerID: peerID), !sites.items.contains(site),
+                budget.admit(tableCount: sites.count, byteCount: 8) { sites.add(site) }
             return .hello(Hello(peerID: peerID, protocolVersion: UInt16(version), capabilities: capabilities, name: name))
         case .subscribe:
             let id = try r.readVarint()
@@ -335,5 +339,17 @@ extension DecodingContext {
         }
         guard let id = lastDocumentID.withUnsafeBufferPointer({ UTF8Text.string($0) }) else { throw .invalidUTF8(offset: r.offset) }
         return DocumentKey(collection: collection, id: .string(id))
+    }
+}
+
+extension SiteID {
+    /// The site a hello's peer id names, when it is one (8 bytes, big-endian, not zero). A hello
+    /// interns it in its direction's site table, as the next entry, so the version vectors
+    /// and stamps that follow name the speaker in a byte rather than nine.
+    init?(peerID: [UInt8]) {
+        guard peerID.count == 8 else { return nil }
+        let raw = peerID.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        guard raw != 0 else { return nil }
+        self.init(raw)
     }
 }
