@@ -168,7 +168,15 @@ public final class SyncEngine: Sendable {
     /// Merges a batch a peer sent for subscription `id`, and records what its `covers` vouch
     /// for and the position it is acknowledged with, in one transaction. Returns the documents
     /// that changed.
-    func merge(_ batch: DeltaBatch, subscription id: UInt64, from peer: String) throws -> Int {
+    ///
+    /// A `stale` batch was produced before the peer took in this side's latest summary: its
+    /// `covers` may vouch for events this store evicted and could not get back since, so they
+    /// count only below where that lowered its claims.
+    func merge(_ batch: DeltaBatch, subscription id: UInt64, from peer: String, stale: Bool = false) throws -> (changed: Int, covers: VersionVector?) {
+        var batch = batch
+        if stale, let covers = batch.covers, let floor = subscription(id)?.recoveryFloor, !floor.isEmpty {
+            batch.covers = covers.lowered(below: floor)
+        }
         var changed = 0
         try store.write { tx in
             for delta in batch.documents where try tx.merge(delta) { changed += 1 }
@@ -186,32 +194,39 @@ public final class SyncEngine: Sendable {
         if let covers = batch.covers {
             state.withLock { $0.subscriptions[id]?.knowledge.formUnion(covers) }
         }
-        return changed
+        return (changed, batch.covers)
     }
 
     /// An eviction takes documents away: every subscription whose documents they were notes
     /// them as missing, in the same transaction (so no claim it makes or vouches for covers
     /// them), and an active one asks connected peers for them again once the eviction commits.
+    ///
+    /// Changes to a document still missing (a write to it after the eviction, or part of it
+    /// merged from a peer) lower the same floor: the store does not vouch for them either
+    /// while it withholds the document.
     private func evicted(_ changes: [DocumentChange], in transaction: WriteTransaction) throws {
         let evictions = changes.compactMap { change in change.evicted.map { (change.key, $0) } }
-        guard !evictions.isEmpty else { return }
+        let partial = changes.compactMap { change in change.delta.map { (change.key, $0) } }
         let site = store.site
-        var touched: [LocalSubscription] = []
+        var touched: [(subscription: LocalSubscription, evicted: Bool)] = []
         state.withLock { state in
             for (id, var subscription) in state.subscriptions {
-                var matched = false
+                var matched = false, changed = false
                 for (key, evicted) in evictions where subscription.mayHaveMatched(key, evicted) {
                     subscription.evicted(key, evicted, site: site)
                     matched = true
                 }
-                guard matched else { continue }
+                for (key, delta) in partial where subscription.missing[key] != nil && !delta.isEmpty {
+                    changed = subscription.missing[key]!.lower(below: delta) || changed
+                }
+                guard matched || changed else { continue }
                 state.subscriptions[id] = subscription
-                touched.append(subscription)
+                touched.append((subscription, matched))
             }
         }
-        for subscription in touched {
+        for (subscription, evicted) in touched {
             try transaction.setSyncRecord(SyncRecords.subscriptionKey(subscription.id), subscription.record)
-            guard subscription.active else { continue }
+            guard evicted, subscription.active else { continue }
             options.log(.warning, """
                 evicted documents match the active subscription \(subscription.query): peers send them back while it is \
                 active, so they were asked for again. Cancel the subscription before evicting what it matches.
@@ -220,20 +235,52 @@ public final class SyncEngine: Sendable {
         }
     }
 
+    /// Documents this store evicted and has not got back whole (for any of its subscriptions).
+    /// Sessions do not serve them: what the store holds of them now (a write made after the
+    /// eviction, say) carries a version that names the evicted events, and a peer that took it
+    /// would never be sent those.
+    var withheld: Set<DocumentKey> {
+        state.withLock { state in
+            var keys = Set<DocumentKey>()
+            for subscription in state.subscriptions.values { keys.formUnion(subscription.missing.keys) }
+            return keys
+        }
+    }
+
+    private func subscriptions(stillMissing key: DocumentKey, except id: UInt64) -> Bool {
+        state.withLock { $0.subscriptions.values.contains { $0.id != id && $0.missing[key] != nil } }
+    }
+
     /// A peer answered a summary that asked for `keys` whole: they are no longer missing.
-    func recovered(_ id: UInt64, keys: Set<DocumentKey>, vouched: VersionVector?) {
+    func recovered(_ id: UInt64, keys: Set<DocumentKey>, vouched: VersionVector?, received: [DocumentKey: VersionVector]) {
         do {
             let site = store.site
+            var lowered = false
             try store.write { tx in
                 let key = SyncRecords.subscriptionKey(id)
                 guard let record = try tx.syncRecord(key), var subscription = LocalSubscription(id: id, record: record) else { return }
-                subscription.recovered(keys, vouched: vouched, site: site)
+                let before = (subscription.knowledge, subscription.ownFloor)
+                subscription.recovered(keys, vouched: vouched, received: received, site: site)
+                lowered = before != (subscription.knowledge, subscription.ownFloor)
                 try tx.setSyncRecord(key, subscription.record)
+                // They were not served while missing (see `withheld`): now whole, they go to
+                // the end of the log, where every session meets them again.
+                for document in keys where subscription.missing[document] == nil && !subscriptions(stillMissing: document, except: id) {
+                    try tx.relog(document)
+                }
                 state.withLock { state in
                     state.subscriptions[id]?.missing = subscription.missing
                     state.subscriptions[id]?.knowledge = subscription.knowledge
                     state.subscriptions[id]?.ownFloor = subscription.ownFloor
+                    if let floor = state.subscriptions[id]?.recoveryFloor {
+                        state.subscriptions[id]?.recoveryFloor = floor.lowest(subscription.recoveryFloor)
+                    }
                 }
+            }
+            // Some of the evicted events could not be got back: the subscription claims less
+            // now, and peers must hear so (they go through their logs again for what it lacks).
+            if lowered {
+                for session in sessions { session.announce(id) }
             }
         } catch {
             options.log(.warning, "could not record that evicted documents of subscription \(id) came back: \(error)")

@@ -64,15 +64,37 @@ struct MissingDocument: Sendable, Equatable {
     /// The earliest and the latest event of each site in the state that was evicted.
     var earliest: VersionVector
     var latest: VersionVector
+    /// Answers that sent the document back without all its evicted events.
+    var shortAnswers = 0
+
+    /// After this many such answers the events they lacked are taken as lost for good: the
+    /// document is served again (its version names them; no peer has them to send).
+    static let shortAnswerLimit = 3
 
     init(_ state: DocumentState) {
         earliest = state.earliestEvents
         latest = state.eventVersion
     }
 
-    init(earliest: VersionVector, latest: VersionVector) {
+    init(earliest: VersionVector, latest: VersionVector, shortAnswers: Int = 0) {
         self.earliest = earliest
         self.latest = latest
+        self.shortAnswers = shortAnswers
+    }
+
+    /// Takes in the events of a change to the document while it is missing: the store holds
+    /// them but does not pass them on, so it must not vouch for them. Returns whether the floor
+    /// moved.
+    mutating func lower(below delta: DocumentState) -> Bool {
+        var floor = earliest.entries
+        var moved = false
+        delta.forEachEvent { stamp in
+            if let time = floor[stamp.site], time <= stamp.time { return }
+            floor[stamp.site] = stamp.time
+            moved = true
+        }
+        if moved { earliest = VersionVector(floor) }
+        return moved
     }
 
     /// Both evictions' events: a document evicted, partly brought back, and evicted again.
@@ -81,7 +103,7 @@ struct MissingDocument: Sendable, Equatable {
         for element in other.earliest.elements {
             earliest[element.site] = min(earliest[element.site] ?? element.time, element.time)
         }
-        return MissingDocument(earliest: VersionVector(earliest), latest: latest.union(other.latest))
+        return MissingDocument(earliest: VersionVector(earliest), latest: latest.union(other.latest), shortAnswers: 0)
     }
 }
 
@@ -100,6 +122,14 @@ struct LocalSubscription: Sendable {
     /// asked for them by key.
     var missing: [DocumentKey: MissingDocument]
 
+    /// Where claims were lowered because evicted events could not be got back (in memory
+    /// only): batches that peers produced before they heard of the eviction may vouch for them,
+    /// and their `covers` are held below this.
+    var recoveryFloor = VersionVector()
+    /// Evictions of the subscription's documents so far (in memory only): a session whose
+    /// latest summary predates one may still be sent claims that include them.
+    var evictions: UInt64 = 0
+
     /// Beyond this many missing documents, an eviction lowers `knowledge` instead (costing a
     /// rescan by each peer, but keeping records and summaries small).
     static let missingLimit = 10_000
@@ -110,7 +140,8 @@ struct LocalSubscription: Sendable {
             "knowledge": SyncRecords.version(knowledge), "ownFloor": SyncRecords.version(ownFloor),
             "missing": .array(missing.keys.sorted().map { key in
                 let document = missing[key]!
-                return .array([.string(key.collection), key.id, SyncRecords.version(document.earliest), SyncRecords.version(document.latest)])
+                return .array([.string(key.collection), key.id, SyncRecords.version(document.earliest), SyncRecords.version(document.latest),
+                               .int(Int64(document.shortAnswers))])
             }),
         ]))
     }
@@ -134,10 +165,12 @@ struct LocalSubscription: Sendable {
         if case .bool(let flag)? = fields["active"] { active = flag } else { active = true }
         var missing: [DocumentKey: MissingDocument] = [:]
         if case .array(let items)? = fields["missing"] {
-            for case .array(let parts) in items where parts.count == 4 {
+            for case .array(let parts) in items where parts.count >= 4 {
                 guard case .string(let collection) = parts[0] else { continue }
+                var shortAnswers = 0
+                if parts.count > 4, case .int(let count) = parts[4] { shortAnswers = Int(clamping: count) }
                 missing[DocumentKey(collection: collection, id: parts[1])] =
-                    MissingDocument(earliest: SyncRecords.version(parts[2]), latest: SyncRecords.version(parts[3]))
+                    MissingDocument(earliest: SyncRecords.version(parts[2]), latest: SyncRecords.version(parts[3]), shortAnswers: shortAnswers)
             }
         }
         self.init(id: id, query: query, active: active, knowledge: SyncRecords.version(fields["knowledge"]),
@@ -172,6 +205,7 @@ struct LocalSubscription: Sendable {
 
     /// Notes an eviction of a document the subscription may have matched.
     mutating func evicted(_ key: DocumentKey, _ state: DocumentState, site: SiteID) {
+        evictions &+= 1
         let document = MissingDocument(state)
         missing[key] = missing[key].map { $0.merged(with: document) } ?? document
         guard missing.count > Self.missingLimit else { return }
@@ -181,33 +215,57 @@ struct LocalSubscription: Sendable {
     }
 
     /// A peer answered a summary that asked for `keys` whole, vouching for `vouched` (nil: for
-    /// nothing): it sent every event it had of them. Events it could not vouch for (a site's
-    /// events of the document later than `vouched`) may still be missing here, so the
-    /// subscription stops claiming them, and the documents are no longer asked for by key.
-    mutating func recovered(_ keys: Set<DocumentKey>, vouched: VersionVector?, site: SiteID) {
+    /// nothing); of them it sent `received`, each with the version the peer has of it (a peer
+    /// never serves a document it holds only part of, so that version is all it has seen of
+    /// the document, and here now). A document whose evicted events the peer vouched for, in
+    /// general or in the version it sent, is whole again: no longer missing. Otherwise some of its events may be lacking: the
+    /// subscription stops claiming them (a site's events later than what the peer vouched for)
+    /// and keeps asking for the document — which stays withheld, since its version names events
+    /// it lacks — until an answer brings them, or `shortAnswerLimit` answers that sent it
+    /// without them say no peer has them.
+    mutating func recovered(_ keys: Set<DocumentKey>, vouched: VersionVector?, received: [DocumentKey: VersionVector], site: SiteID) {
         for key in keys {
-            guard let document = missing.removeValue(forKey: key) else { continue }
+            guard var document = missing[key] else { continue }
+            let sent = received[key]
             var limits: [SiteID: Timestamp] = [:]
             for element in document.earliest.elements {
-                let latest = document.latest[element.site] ?? element.time
+                // Sites with no evicted event only wrote to it since: those events are here.
+                guard let latest = document.latest[element.site] else { continue }
                 if let vouched = vouched?[element.site], vouched >= latest { continue }
+                if let seen = sent?[element.site], seen >= latest { continue }
                 // The first event of the site that may be missing.
                 var limit = element.time
                 if let vouched = vouched?[element.site], vouched >= limit { limit = Timestamp(rawValue: vouched.rawValue &+ 1) }
                 limits[element.site] = limit
             }
+            guard !limits.isEmpty else {
+                missing[key] = nil
+                continue
+            }
             stopClaiming(from: VersionVector(limits), site: site)
+            if sent != nil { document.shortAnswers += 1 }
+            missing[key] = document.shortAnswers >= MissingDocument.shortAnswerLimit ? nil : document
         }
     }
 
     /// Stops claiming each site's events from the time given on.
     private mutating func stopClaiming(from limits: VersionVector, site: SiteID) {
         knowledge = knowledge.lowered(below: limits)
+        recoveryFloor = recoveryFloor.lowest(limits)
         if let own = limits[site] {
             var floor = ownFloor.entries
             floor[site] = min(own, floor[site] ?? own)
             ownFloor = VersionVector(floor)
         }
+    }
+}
+
+extension VersionVector {
+    /// Per site, the lower of the two times; a site in one only keeps its time.
+    func lowest(_ other: VersionVector) -> VersionVector {
+        var entries = self.entries
+        for element in other.elements { entries[element.site] = min(entries[element.site] ?? element.time, element.time) }
+        return VersionVector(entries)
     }
 }
 

@@ -49,6 +49,8 @@ extension SyncSession {
         announced[id] = false
         unanswered[id, default: 0] += 1
         listedMissing[id] = Set(missing)
+        receivedListed[id] = [:]
+        announcedAfter[id] = subscription.evictions
     }
 
     /// The peer now knows `claim` ∪ `covers` of this subscription (it remembers that much):
@@ -65,11 +67,29 @@ extension SyncSession {
     }
 
     func withdrawNow(_ id: UInt64) {
-        guard announced.removeValue(forKey: id) != nil else { return }
+        // Announcing and withdrawing run as tasks, which may start out of order: act on what the
+        // subscription is now (subscribed again meanwhile: nothing to withdraw).
+        guard engine.subscription(id)?.active != true, announced.removeValue(forKey: id) != nil else { return }
         unanswered[id] = nil
         listedMissing[id] = nil
         send(.unsubscribe(subscriptionID: id))
         caughtUpChanged()
+    }
+
+    /// Documents asked for by key that are still missing after the answer (the peer lacked
+    /// them, or some of their events): ask again after a while, backing off, since this peer
+    /// may get them meanwhile.
+    private func askAgainLater(_ id: UInt64, for listed: Set<DocumentKey>) {
+        guard let missing = engine.subscription(id)?.missing, listed.contains(where: { missing[$0] != nil }) else {
+            askAgainDelay[id] = nil
+            return
+        }
+        let delay = askAgainDelay[id] ?? 0.25
+        askAgainDelay[id] = min(delay * 2, 8)
+        Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+            await self?.announce(now: id)
+        }
     }
 
     /// The peer refused a summary (it did not know the subscription, or not the digest): that
@@ -102,12 +122,21 @@ extension SyncSession {
                 throw SyncProtocolError("a delta batch answers \(batch.answers) summaries of subscription \(id), but \(owed) await an answer")
             }
         }
-        statistics.documentsReceived += try engine.merge(batch, subscription: id, from: peerKey)
+        // Produced before the peer took in this side's latest summary (the batch does not
+        // complete its answer), or the summary itself predates an eviction.
+        let stale = (unanswered[id] ?? 0) > Int(batch.answers) || (announcedAfter[id] ?? 0) < subscription.evictions
+        let merged = try engine.merge(batch, subscription: id, from: peerKey, stale: stale)
+        statistics.documentsReceived += merged.changed
         for delta in batch.documents { remember(delta.key, has: delta.state.version) }
+        if let listed = listedMissing[id], !listed.isEmpty {
+            for delta in batch.documents where listed.contains(delta.key) {
+                receivedListed[id, default: [:]][delta.key, default: VersionVector()].formUnion(delta.state.version)
+            }
+        }
         if let position = batch.position {
             send(.ack(Ack(position: position, subscriptionID: id)))
         }
-        if let covers = batch.covers { recordTold(id, covers: covers) }
+        if let covers = merged.covers { recordTold(id, covers: covers) }
         guard batch.answers > 0 else { return }
         let owed = (unanswered[id] ?? 0) - Int(batch.answers)
         unanswered[id] = owed
@@ -115,8 +144,12 @@ extension SyncSession {
         // The latest summary is answered: this side has what the peer had as of then, the
         // documents it asked for by key included; and the peer has taken in the summary.
         if batch.covers == nil { recordTold(id, covers: VersionVector()) }
-        if let listed = listedMissing.removeValue(forKey: id), !listed.isEmpty {
-            engine.recovered(id, keys: listed, vouched: batch.covers)
+        // Unless something was evicted since that summary went: what the peer sent back may
+        // predate it, and the summary about to follow asks again.
+        if let listed = listedMissing.removeValue(forKey: id), !listed.isEmpty,
+           (engine.subscription(id)?.evictions ?? 0) <= (announcedAfter[id] ?? 0) {
+            engine.recovered(id, keys: listed, vouched: batch.covers, received: receivedListed[id] ?? [:])
+            askAgainLater(id, for: listed)
         }
         announced[id] = true
         caughtUpChanged()

@@ -111,6 +111,8 @@ extension SyncSession {
         // The record stays: subscribing again to the same query resumes from it.
         guard let subscription = served.removeValue(forKey: id) else { return }
         if subscription.unsaved { persist(subscription) }
+        // The peer drops what was in flight for it: what this side remembers sending is wrong.
+        peerHas.removeAll()
     }
 
     /// Documents the peer evicted: they go whole with the answer to the summary that follows.
@@ -136,6 +138,7 @@ extension SyncSession {
             send(.error(SyncError(code: SyncErrorCode.unknownSubscription.rawValue, message: String(summary.subscriptionID))))
             return
         }
+        var restarted = false
         if summary.version.isEmpty, summary.digest.count == 8 {
             // "What I told you last time": usable only if it is what this side remembers.
             guard subscription.peerKnows.digest == summary.digest else {
@@ -150,11 +153,16 @@ extension SyncSession {
                 engine.options.log(.info, "\(peerDescription) knows less of \(subscription.query) than it did: sending it what it lacks from the start of the change log")
                 subscription.restart(at: 0)
                 peerHas.removeAll()
+                restarted = true
             }
             subscription.peerKnows = summary.version
             subscription.confirmedKnows = summary.version
         }
-        if let said = summary.position {
+        // Where the peer says its merges got to (what it acknowledged, as its store keeps it):
+        // short of what it acknowledged, it lost some. Only ever a reason to go back (after a
+        // restart from the beginning, not even that): a store that lost data may still hold a
+        // later position than the one it must resume from.
+        if !restarted, let said = summary.position {
             let position = Int64(clamping: said)
             if position > store.changeSequence {
                 // A position this log never reached: this store is not what the peer synced with
@@ -168,17 +176,15 @@ extension SyncSession {
                 engine.options.log(.info, "\(peerDescription) has this store's changes to \(subscription.query) only up to \(position), not \(subscription.confirmed): resuming from there")
                 subscription.restart(at: position)
                 peerHas.removeAll()
-            } else if position > subscription.acknowledged {
-                // It merged more than its acknowledgements told (the last ones were lost in flight).
-                subscription.acknowledged = position
-                subscription.confirmed = position
             }
         }
         persist(subscription)
         subscription.summarised = true
         subscription.owedReplies += 1
         subscription.cursor = subscription.acknowledged
-        subscription.backfillEnd = store.changeSequence
+        // The backfill ends at a change that can be read: one still being written (or an
+        // eviction, which leaves nothing to read) would hold it open.
+        subscription.backfillEnd = max(subscription.acknowledged, (try? store.lastLoggedPosition()) ?? store.changeSequence)
         subscription.liveCursor = subscription.backfillEnd
         served[subscription.id] = subscription
         ring()
@@ -275,20 +281,23 @@ extension SyncSession {
         let logEnd = store.changeSequence
         guard subscription.owedReplies > 0 || subscription.cursor < logEnd else { return nil }
         while true {
-            // Read before the documents: it names nothing they lack. Every change it names is at
-            // or before `claimedEnd`, so an answer that reaches there may vouch for it.
+            // Read before the documents: it names nothing they lack. (A document it names may
+            // have moved further down the log since; the read below finds it wherever it is.)
             let claim = engine.claim(for: subscription.query)
-            let claimedEnd = store.changeSequence
             let backfilling = subscription.isBackfilling
             var changed = try store.changedDocuments(after: subscription.cursor, limit: engine.options.batchSize)
             var complete = changed.isComplete
             if backfilling {
                 // Changes past the backfill's end went (or will go) as live batches.
+                // The end was readable when the backfill began, so everything before it was
+                // committed then: a read that finds nothing more has passed it too (its row
+                // changed again, or was evicted).
                 let end = subscription.backfillEnd
-                if changed.position >= end {
+                if changed.position >= end || changed.isComplete {
                     changed.documents.removeAll { $0.sequence > end }
+                    // Complete only when what the read found past the end went live already.
                     subscription.cursor = max(end, subscription.liveCursor)
-                    complete = subscription.liveCursor >= claimedEnd && changed.isComplete
+                    complete = changed.isComplete && subscription.liveCursor >= changed.position
                 } else {
                     subscription.cursor = changed.position
                     complete = false
@@ -314,7 +323,9 @@ extension SyncSession {
             // answer that brings nothing new vouches for nothing new: two peers in sync exchange
             // a digest and an empty answer, whatever else this store wrote meanwhile.
             var covers: VersionVector?
-            if complete, let claim,
+            // Read again: an eviction since the first reading lowered it, and only what both
+            // readings name is both in the store and sent.
+            if complete, let first = claim, let claim = engine.claim(for: subscription.query).map({ first.intersection($0) }),
                (reply && subscription.vouchInReply) || (!documents.isEmpty && !claim.isCovered(by: subscription.peerKnows)) {
                 covers = claim
                 subscription.peerKnows.formUnion(claim)
@@ -343,7 +354,8 @@ extension SyncSession {
     private func deltas(_ documents: [LoggedDocument], for subscription: inout ServedSubscription,
                         whole: Set<DocumentKey> = []) -> [DocumentDelta] {
         var result: [DocumentDelta] = []
-        for document in documents {
+        let withheld = engine.withheld
+        for document in documents where !withheld.contains(document.key) {
             let value = document.value
             if let value {
                 guard subscription.query.matches(collection: document.key.collection, value: value) else { continue }

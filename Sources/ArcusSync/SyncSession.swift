@@ -58,6 +58,13 @@ public actor SyncSession {
     var unanswered: [UInt64: Int] = [:]
     /// Per announced subscription, the evicted documents the latest summary asked for by key.
     var listedMissing: [UInt64: Set<DocumentKey>] = [:]
+    /// Per announced subscription, how long to wait before asking again for documents still missing.
+    var askAgainDelay: [UInt64: Double] = [:]
+    /// Per announced subscription, the documents asked for by key that came since, with the
+    /// versions they came with (what the peer has seen of each).
+    var receivedListed: [UInt64: [DocumentKey: VersionVector]] = [:]
+    /// Per announced subscription, how many evictions it had seen when the latest summary went.
+    var announcedAfter: [UInt64: UInt64] = [:]
     /// Per document, events the peer is known to have (it sent them, or was sent them).
     var peerHas: [DocumentKey: VersionVector] = [:]
     /// Attachment ranges the peer asked for, served in order.

@@ -57,6 +57,14 @@ extension Store {
         }
     }
 
+    /// The position of the latest change in the log that a reader can see now. Unlike
+    /// `changeSequence`, it is never the position of a transaction still under way (whose
+    /// changes may yet appear below it) nor of an eviction (which leaves no row): every change
+    /// at or before it can be read.
+    public func lastLoggedPosition() throws -> Int64 {
+        try read { db in try Int64.fetchOne(db, sql: "SELECT max(seq) FROM document") ?? 0 }
+    }
+
     /// The documents at `keys` as the change log holds them, in the order given; keys with no
     /// row (never seen, or evicted) are left out. For a peer that asks for documents by key.
     public func loggedDocuments(_ keys: [DocumentKey]) throws -> [LoggedDocument] {

@@ -63,6 +63,18 @@ extension WriteTransaction {
         return true
     }
 
+    /// Moves the document to the end of the change log without changing it, so that every
+    /// reader of the log (sync, resuming from a position) meets it again. Returns whether the
+    /// document has a row. For a document whose earlier state was incomplete (evicted, then
+    /// partly written again) and that is now whole again.
+    @discardableResult
+    public func relog(_ key: DocumentKey) throws -> Bool {
+        let row = DocumentRows.RowID(key)
+        guard let state = try load(row) else { return false }
+        try save(row, state: state, delta: DocumentState(), wasLive: state.isLive, hadAttachments: !state.attachments.isEmpty, local: false)
+        return true
+    }
+
     /// Applies a CRDT delta-mutator (`DocumentState.set`, `.increment`, …) to the document at
     /// `key` with a fresh stamp, for callers that speak the CRDT directly (replays, tools).
     /// Returns whether it changed anything.
