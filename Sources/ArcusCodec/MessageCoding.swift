@@ -11,8 +11,7 @@ extension EncodingContext {
             w.writeVarint(hello.capabilities.count)
             for capability in hello.capabilities { w.writeString(capability) }
             w.writeString(hello.name)
-            if let site = SiteID(peerID: hello.peerID), sites.index(of: site) == nil,
-                budget.admit(tableCount: sites.count, byteCount: 8) { sites.add(site) }
+            if let site = SiteID(peerID: hello.peerID) { intern(site) }
         case .subscribe(let subscribe):
             w.writeVarint(subscribe.subscriptionID)
             w.writeString(subscribe.query)
@@ -210,8 +209,7 @@ extension DecodingContext {
             var capabilities: [String] = []
             for _ in 0..<count { capabilities.append(try r.readString(limit: 256)) }
             let name = try r.readString(limit: 256)
-            if let site = SiteID(peerID: peerID), !sites.items.contains(site),
-                budget.admit(tableCount: sites.count, byteCount: 8) { sites.add(site) }
+            if let site = SiteID(peerID: peerID) { intern(site) }
             return .hello(Hello(peerID: peerID, protocolVersion: UInt16(version), capabilities: capabilities, name: name))
         case .subscribe:
             let id = try r.readVarint()
@@ -346,10 +344,28 @@ extension SiteID {
     /// The site a hello's peer id names, when it is one (8 bytes, big-endian, not zero). A hello
     /// interns it in its direction's site table, as the next entry, so the version vectors
     /// and stamps that follow name the speaker in a byte rather than nine.
-    init?(peerID: [UInt8]) {
+    public init?(peerID: [UInt8]) {
         guard peerID.count == 8 else { return nil }
         let raw = peerID.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         guard raw != 0 else { return nil }
         self.init(raw)
+    }
+}
+
+extension EncodingContext {
+    /// Adds a site both ends know without it being sent (the speaker's, from its hello; the
+    /// listener's, once the speaker has its hello), so what follows names it in a byte. The
+    /// decoding context of the other end must intern it at the same point of the stream.
+    public mutating func intern(_ site: SiteID) {
+        guard sites.index(of: site) == nil, budget.admit(tableCount: sites.count, byteCount: 8) else { return }
+        sites.add(site)
+    }
+}
+
+extension DecodingContext {
+    /// The decoding half of `EncodingContext.intern(_:)`.
+    public mutating func intern(_ site: SiteID) {
+        guard !sites.items.contains(site), budget.admit(tableCount: sites.count, byteCount: 8) else { return }
+        sites.add(site)
     }
 }
