@@ -88,7 +88,6 @@ public struct VersionVector: Sendable, Hashable, CustomStringConvertible {
         return result
     }
 
-    /// The largest time in the vector.
     /// Per site, the lower of the two times; sites missing from either are dropped.
     public func intersection(_ other: VersionVector) -> VersionVector {
         var result = VersionVector()
@@ -99,6 +98,7 @@ public struct VersionVector: Sendable, Hashable, CustomStringConvertible {
         return result
     }
 
+    /// The largest time in the vector.
     public var maxTime: Timestamp { elements.map(\.time).max() ?? .zero }
 
     public var description: String {

@@ -17,8 +17,9 @@ public final class SyncEngine: Sendable {
     public struct Options: Sendable {
         /// This peer's name, for the other side's logs.
         public var name = ""
-        /// Documents in one delta batch.
-        public var batchSize = 200
+        /// Most documents in one delta batch; nil sizes batches to the link (see
+        /// `SyncSession.batchSize`).
+        public var batchSize: Int? = nil
         /// Documents each session remembers the peer has (so nothing is echoed back to it).
         public var sessionMemory = 100_000
         /// Where the engine reports what a person running it may need to know.

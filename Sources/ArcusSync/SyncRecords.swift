@@ -5,7 +5,7 @@ import ArcusStore
 ///
 /// - `sub/<id>`: one of this store's subscriptions, active or cancelled (its knowledge is kept,
 ///   so subscribing again resumes instead of starting over).
-/// - `told/<peer>/<id>`: the digest of what a peer knows this store has of a subscription (its
+/// - `told/<peer>/<id>`: what a peer knows this store has of a subscription (its
 ///   last summary and the claims the peer sent back), and that knowledge's time for this
 ///   store's own events (8 bytes each).
 /// - `peer/<peer>/<id>`: a peer's subscription as this store serves it: the query, the log
@@ -24,18 +24,13 @@ enum SyncRecords {
 
     static func encode(_ value: Value) -> [UInt8] { Array(value.jsonString.utf8) }
 
-    /// A `told/` record: the digest, and the time of this store's own events in the knowledge.
-    static func told(_ knowledge: VersionVector, site: SiteID) -> [UInt8] {
-        var bytes = knowledge.digest
-        if let own = knowledge[site] { withUnsafeBytes(of: own.rawValue.bigEndian) { bytes.append(contentsOf: $0) } }
-        return bytes
-    }
+    /// A `told/` record: the knowledge a peer was last told this store has (so the next summary
+    /// can say "that, and these newer entries").
+    static func told(_ knowledge: VersionVector) -> [UInt8] { encode(version(knowledge)) }
 
-    static func told(_ record: [UInt8]) -> (digest: [UInt8], ownTime: Timestamp?)? {
-        guard record.count == 8 || record.count == 16 else { return nil }
-        guard record.count == 16 else { return (record, nil) }
-        let time = record[8...].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        return (Array(record[..<8]), Timestamp(rawValue: time))
+    static func told(_ record: [UInt8]) -> VersionVector? {
+        guard case .array? = try? Value(jsonBytes: record) else { return nil }
+        return version(try? Value(jsonBytes: record))
     }
 
     static func decode(_ bytes: [UInt8]) -> [String: Value]? {

@@ -14,30 +14,30 @@ extension SyncSession {
         Task { await self.withdrawNow(id) }
     }
 
-    /// Tells the peer what this store wants and what it has of it. When the peer was told the
-    /// same knowledge before, an 8-byte digest stands for it (the peer asks again if it forgot).
-    /// Documents evicted while the subscription matched them are named before the summary, so
-    /// the peer sends them whole.
+    /// Tells the peer what this store wants and what it has of it. When the peer was told some
+    /// of that knowledge before, an 8-byte digest stands for it, followed by the entries that
+    /// are newer (none when nothing changed; the peer asks for it all if it forgot). Documents
+    /// evicted while the subscription matched them are named before the summary, so the peer
+    /// sends them whole.
     ///
-    /// Of its own writes the summary claims no more than the peer already knows it has (its
-    /// own writes since could only come back through a third peer): so a summary stays the same,
-    /// and costs eight bytes, while only this store's own writes changed.
+    /// Of its own writes the summary claims no more than the peer was told before: a server
+    /// never sends a peer the events it made itself (it knows the peer's site from its hello),
+    /// so a summary stays a digest while only this store's own writes changed.
     func announce(now id: UInt64, whole: Bool = false) {
         guard pulling, peerID != nil, let subscription = engine.subscription(id), subscription.active else { return }
         let toldKey = SyncRecords.toldKey(peer: peerKey, id)
         let told = ((try? store.syncRecord(toldKey)) ?? nil).flatMap(SyncRecords.told)
-        let localTime = store.version[store.site]
         let missing = subscription.missing.keys.sorted()
+        let localTime = store.version[store.site]
         var claim = subscription.claim(site: store.site, ownTime: localTime)
         if let told {
-            // What the peer knows, with no more of this store's own writes than it knew of.
-            let known = subscription.claim(site: store.site, ownTime: told.ownTime.flatMap { known in localTime.map { min($0, known) } })
-            if known.digest == told.digest { claim = known }
+            let capped = subscription.claim(site: store.site, ownTime: told[store.site].flatMap { known in localTime.map { min($0, known) } })
+            if told.isCovered(by: capped) { claim = capped }
         }
         // Where this store's merges of the peer's batches got to, as its own store says.
         let position = SyncRecords.position((try? store.syncRecord(SyncRecords.ackedKey(peer: peerKey, id))) ?? nil)
-        if !whole, missing.isEmpty, let told, told.digest == claim.digest {
-            send(.summary(Summary(subscriptionID: id, version: VersionVector(), digest: told.digest, position: position)))
+        if !whole, missing.isEmpty, let told, told.isCovered(by: claim) {
+            send(.summary(Summary(subscriptionID: id, version: claim.subtracting(told), digest: told.digest, position: position)))
         } else {
             if whole || told == nil {
                 send(.subscribe(Subscribe(subscriptionID: id, query: subscription.query.text, arguments: .object(subscription.query.arguments))))
@@ -54,13 +54,13 @@ extension SyncSession {
     }
 
     /// The peer now knows `claim` ∪ `covers` of this subscription (it remembers that much):
-    /// record its digest, so the next session can say it in eight bytes.
+    /// record it, so the next session can say it in eight bytes.
     private func recordTold(_ id: UInt64, covers: VersionVector) {
         guard var told = peerKnowsOfMine[id] else { return }
         told.formUnion(covers)
         peerKnowsOfMine[id] = told
         do {
-            try store.setSyncRecord(SyncRecords.toldKey(peer: peerKey, id), SyncRecords.told(told, site: store.site))
+            try store.setSyncRecord(SyncRecords.toldKey(peer: peerKey, id), SyncRecords.told(told))
         } catch {
             engine.options.log(.warning, "could not record what \(peerDescription) knows of subscription \(id): \(error)")
         }
@@ -98,6 +98,30 @@ extension SyncSession {
         if let owed = unanswered[id], owed > 0 { unanswered[id] = owed - 1 }
     }
 
+    /// Acknowledgements wait this long for more batches to take in with them: one ack for a
+    /// stream of live batches, and none for a sync that ends at once (the next summary carries
+    /// the position, recorded with the merge, instead).
+    static let acknowledgementDelay = Duration.milliseconds(25)
+
+    private func acknowledgeSoon(_ position: UInt64, subscription id: UInt64) {
+        pendingAcks[id] = max(pendingAcks[id] ?? 0, position)
+        guard !ackScheduled else { return }
+        ackScheduled = true
+        Task { [weak self] in
+            try? await Task.sleep(for: Self.acknowledgementDelay)
+            await self?.sendPendingAcks()
+        }
+    }
+
+    private func sendPendingAcks() {
+        ackScheduled = false
+        guard endReason == nil else { return }
+        for (id, position) in pendingAcks.sorted(by: { $0.key < $1.key }) where announced[id] != nil {
+            send(.ack(Ack(position: position, subscriptionID: id)))
+        }
+        pendingAcks.removeAll()
+    }
+
     /// Merges a batch for one of this store's subscriptions, acknowledges it, and remembers
     /// that the peer has what it sent (so it is not echoed back).
     func receivedBatch(_ batch: DeltaBatch) throws {
@@ -133,9 +157,7 @@ extension SyncSession {
                 receivedListed[id, default: [:]][delta.key, default: VersionVector()].formUnion(delta.state.version)
             }
         }
-        if let position = batch.position {
-            send(.ack(Ack(position: position, subscriptionID: id)))
-        }
+        if let position = batch.position { acknowledgeSoon(position, subscription: id) }
         if let covers = merged.covers { recordTold(id, covers: covers) }
         guard batch.answers > 0 else { return }
         let owed = (unanswered[id] ?? 0) - Int(batch.answers)

@@ -27,7 +27,8 @@ struct ServedSubscription {
     /// The highest position the peer acknowledged itself. A summary that says the peer merged
     /// less means it lost what it had.
     var confirmed: Int64 = 0
-    /// Whether `acknowledged` moved without an acknowledgement and is not yet persisted.
+    /// Whether the record changed (`acknowledged` moved without an acknowledgement, claims
+    /// went unconfirmed) and is not yet persisted.
     var unsaved = false
     /// The highest position sent in a batch (an acknowledgement beyond it is bogus).
     var positionSent: Int64 = 0
@@ -36,6 +37,9 @@ struct ServedSubscription {
     var sentThrough: Int64 = 0
     /// Claims sent with a position, until the peer acknowledges that position.
     var unconfirmed: [(position: Int64, covers: VersionVector)] = []
+    /// Claims an earlier session sent that were never acknowledged (acks are delayed, and a
+    /// link may close first): the position in the peer's next summary confirms those it merged.
+    var earlierClaims: [(position: Int64, covers: VersionVector)] = []
     /// Everything matching up to here was sent (in order: the backfill).
     var cursor: Int64 = 0
     /// Where the backfill that began with the summary ends; changes after it are live.
@@ -51,6 +55,7 @@ struct ServedSubscription {
         confirmed = position
         sentThrough = min(sentThrough, position)
         unconfirmed.removeAll()
+        earlierClaims.removeAll()
     }
 
     /// Nothing sent waits for an acknowledgement.
@@ -60,6 +65,7 @@ struct ServedSubscription {
         SyncRecords.encode(.object([
             "query": .string(query.text), "arguments": .object(query.arguments),
             "acknowledged": .int(acknowledged), "confirmed": .int(confirmed), "knows": SyncRecords.version(confirmedKnows),
+            "unconfirmed": .array((earlierClaims + unconfirmed).map { .array([.int($0.position), SyncRecords.version($0.covers)]) }),
         ]))
     }
 
@@ -78,6 +84,24 @@ struct ServedSubscription {
         if case .int(let position)? = fields["confirmed"] { confirmed = min(max(0, position), acknowledged) }
         confirmedKnows = SyncRecords.version(fields["knows"])
         peerKnows = confirmedKnows
+        if case .array(let claims)? = fields["unconfirmed"] {
+            for case .array(let pair) in claims.prefix(64) where pair.count == 2 {
+                guard case .int(let position) = pair[0] else { continue }
+                earlierClaims.append((position, SyncRecords.version(pair[1])))
+            }
+        }
+    }
+
+    /// Takes in the claims of earlier sessions that the peer merged (up to `position`, as it
+    /// says in its summary), and forgets the others.
+    mutating func confirmEarlierClaims(upTo position: Int64?) {
+        guard !earlierClaims.isEmpty else { return }
+        for claim in earlierClaims where position.map({ claim.position <= $0 }) ?? false {
+            peerKnows.formUnion(claim.covers)
+            confirmedKnows.formUnion(claim.covers)
+        }
+        earlierClaims.removeAll()
+        unsaved = true
     }
 }
 
@@ -139,12 +163,16 @@ extension SyncSession {
             return
         }
         var restarted = false
-        if summary.version.isEmpty, summary.digest.count == 8 {
-            // "What I told you last time": usable only if it is what this side remembers.
+        subscription.confirmEarlierClaims(upTo: summary.position.map { Int64(clamping: $0) })
+        if summary.digest.count == 8 {
+            // "What I told you last time, and these newer entries": usable only if it is what
+            // this side remembers. The peer recorded it once it had merged what it names.
             guard subscription.peerKnows.digest == summary.digest else {
                 send(.error(SyncError(code: SyncErrorCode.needSummary.rawValue, message: String(summary.subscriptionID))))
                 return
             }
+            subscription.peerKnows.formUnion(summary.version)
+            subscription.confirmedKnows = subscription.peerKnows
         } else {
             if !subscription.confirmedKnows.isCovered(by: summary.version) {
                 // The peer has less than it had (it evicted, or its store came back from an old
@@ -158,10 +186,10 @@ extension SyncSession {
             subscription.peerKnows = summary.version
             subscription.confirmedKnows = summary.version
         }
-        // Where the peer says its merges got to (what it acknowledged, as its store keeps it):
-        // short of what it acknowledged, it lost some. Only ever a reason to go back (after a
-        // restart from the beginning, not even that): a store that lost data may still hold a
-        // later position than the one it must resume from.
+        // Where the peer says its merges got to (what it acknowledged, as its store keeps it,
+        // in the transaction of each merge): short of what it acknowledged, it lost some;
+        // beyond, its last acknowledgements never arrived (they wait a little to be coalesced,
+        // and a link may close first), so resume from there.
         if !restarted, let said = summary.position {
             let position = Int64(clamping: said)
             if position > store.changeSequence {
@@ -176,6 +204,9 @@ extension SyncSession {
                 engine.options.log(.info, "\(peerDescription) has this store's changes to \(subscription.query) only up to \(position), not \(subscription.confirmed): resuming from there")
                 subscription.restart(at: position)
                 peerHas.removeAll()
+            } else if position > subscription.acknowledged {
+                subscription.acknowledged = position
+                subscription.confirmed = position
             }
         }
         persist(subscription)
@@ -249,7 +280,7 @@ extension SyncSession {
     private func liveBatch(_ subscription: inout ServedSubscription) throws -> DeltaBatch? {
         guard subscription.isBackfilling, store.changeSequence > subscription.liveCursor else { return nil }
         while true {
-            let changed = try store.changedDocuments(after: subscription.liveCursor, limit: engine.options.batchSize)
+            let changed = try store.changedDocuments(after: subscription.liveCursor, limit: batchSize)
             subscription.liveCursor = changed.position
             let documents = deltas(changed.documents, for: &subscription)
             if !documents.isEmpty {
@@ -263,7 +294,7 @@ extension SyncSession {
     /// Documents the peer asked for by key, whole; nil once none is left to send.
     private func resendBatch(_ subscription: inout ServedSubscription) throws -> DeltaBatch? {
         while !subscription.resend.isEmpty {
-            let keys = Array(subscription.resend.sorted().prefix(engine.options.batchSize))
+            let keys = Array(subscription.resend.sorted().prefix(batchSize))
             subscription.resend.subtract(keys)
             let documents = deltas(try store.loggedDocuments(keys), for: &subscription, whole: Set(keys))
             // Not acknowledged: the peer asks for them again until a summary that named them is
@@ -285,7 +316,7 @@ extension SyncSession {
             // have moved further down the log since; the read below finds it wherever it is.)
             let claim = engine.claim(for: subscription.query)
             let backfilling = subscription.isBackfilling
-            var changed = try store.changedDocuments(after: subscription.cursor, limit: engine.options.batchSize)
+            var changed = try store.changedDocuments(after: subscription.cursor, limit: batchSize)
             var complete = changed.isComplete
             if backfilling {
                 // Changes past the backfill's end went (or will go) as live batches.
@@ -325,9 +356,11 @@ extension SyncSession {
             var covers: VersionVector?
             // Read again: an eviction since the first reading lowered it, and only what both
             // readings name is both in the store and sent.
+            // Only the entries the peer does not know yet go (both sides add them to what it
+            // knew), except when it asked for evicted documents and checks them against the whole.
             if complete, let first = claim, let claim = engine.claim(for: subscription.query).map({ first.intersection($0) }),
                (reply && subscription.vouchInReply) || (!documents.isEmpty && !claim.isCovered(by: subscription.peerKnows)) {
-                covers = claim
+                covers = reply && subscription.vouchInReply ? claim : claim.subtracting(subscription.peerKnows)
                 subscription.peerKnows.formUnion(claim)
             }
             // A position only when it moves past what the peer acknowledged, or confirms a claim.
@@ -335,7 +368,10 @@ extension SyncSession {
             if subscription.cursor > max(subscription.acknowledged, subscription.positionSent) || covers != nil {
                 position = subscription.cursor
                 subscription.positionSent = max(subscription.positionSent, subscription.cursor)
-                if let covers { subscription.unconfirmed.append((subscription.cursor, covers)) }
+                if let covers {
+                    subscription.unconfirmed.append((subscription.cursor, covers))
+                    subscription.unsaved = true
+                }
             }
             var answers: UInt64 = 0
             if reply {
@@ -356,13 +392,18 @@ extension SyncSession {
         var result: [DocumentDelta] = []
         let withheld = engine.withheld
         for document in documents where !withheld.contains(document.key) {
-            let value = document.value
-            if let value {
-                guard subscription.query.matches(collection: document.key.collection, value: value) else { continue }
-            } else {
-                // A removal carries no data; it goes to every subscriber of the collection, so
-                // no copy of the document anywhere outlives it.
-                guard subscription.query.collection == nil || subscription.query.collection == document.key.collection else { continue }
+            // A query over a whole collection (or the store) matches without looking at the
+            // document, which then need not be built as a value.
+            let everything = subscription.query.matchesAll(of: document.key.collection)
+            let value = everything ? nil : document.value
+            if !everything {
+                if let value {
+                    guard subscription.query.matches(collection: document.key.collection, value: value) else { continue }
+                } else {
+                    // A removal carries no data; it goes to every subscriber of the collection, so
+                    // no copy of the document anywhere outlives it.
+                    guard subscription.query.collection == nil || subscription.query.collection == document.key.collection else { continue }
+                }
             }
             // A document asked for by key goes whole: the peer evicted it, and what it may have
             // sent of it since (a write to the evicted document) carries a version that names
@@ -370,7 +411,11 @@ extension SyncSession {
             let asked = whole.contains(document.key) || subscription.resend.remove(document.key) != nil
             var known = asked ? VersionVector() : subscription.peerKnows
             if !asked, let had = peerHas[document.key] { known.formUnion(had) }
+            // The peer has every event it made itself (one it evicted it asks for by key).
+            if !asked, let peerSite { known.observe(Stamp(time: Timestamp(rawValue: .max), site: peerSite)) }
             guard var delta = document.state.changes(since: known) else { continue }
+            // (A query that matches every document of the collection matched every earlier state
+            // too, so the peer has all of it that `known` names: `value` is nil then.)
             if !asked, value != nil, !document.state.version.intersection(known).isEmpty {
                 let before = document.state.restricted(to: known).document(id: document.key.id)
                 if !(before.map { subscription.query.matches(collection: document.key.collection, value: $0) } ?? false) {

@@ -30,6 +30,11 @@ public actor SyncSession {
     let engine: SyncEngine
     nonisolated let channel: any SyncChannel
     nonisolated let pulling: Bool
+    /// Most documents in one delta batch: `Options.batchSize`, or sized to the link — about 64
+    /// bytes a document in one preferred frame, between 16 and 2,048. A small frame (BLE) keeps
+    /// a batch short, so live changes never wait long behind the backfill; a large one (LAN)
+    /// keeps a backfill in few frames, each compressed whole.
+    nonisolated let batchSize: Int
     var store: Store { engine.store }
 
     var encoder = FrameEncoder()
@@ -37,6 +42,12 @@ public actor SyncSession {
     /// The peer's identity once its hello arrived; nil before.
     public private(set) var peerID: [UInt8]?
     public private(set) var peerName = ""
+    /// Positions to acknowledge, per subscription, once `acknowledgementDelay` has passed.
+    var pendingAcks: [UInt64: UInt64] = [:]
+    var ackScheduled = false
+    /// The peer's site, when its id is one (as every Arcus store's is): it has all its own
+    /// events, so none is ever sent to it.
+    var peerSite: SiteID?
     var peerKey = ""
     public internal(set) var statistics = SyncStatistics()
     /// Why the session ended; nil while it runs.
@@ -92,6 +103,7 @@ public actor SyncSession {
         self.engine = engine
         self.channel = channel
         self.pulling = pulling
+        batchSize = engine.options.batchSize.map { max($0, 1) } ?? min(max(channel.preferredFrameSize / 64, 16), 2048)
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         doorbell = continuation
         doorbellStream = stream
@@ -181,6 +193,12 @@ public actor SyncSession {
             throw SyncProtocolError(hello.peerID.isEmpty ? "an empty peer id" : "the peer has this store's own id")
         }
         peerID = hello.peerID
+        peerSite = SiteID(peerID: hello.peerID)
+        // Neither side sends anything after its hello until it has the other's: from here on
+        // each direction knows both sites (the speaker's own went in with its hello), so
+        // version vectors and stamps name either in a byte.
+        if let peerSite { encoder.context.intern(peerSite) }
+        decoder.context.intern(engine.store.site)
         peerName = hello.name
         peerKey = hello.peerID.map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
         if pulling {

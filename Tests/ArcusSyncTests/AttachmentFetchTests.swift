@@ -177,8 +177,12 @@ struct AttachmentFetchTests {
         let script = Task {
             var encoder = FrameEncoder(), decoder = FrameDecoder()
             try liar.sendRaw(encoder.encode(.hello(Hello(peerID: [1, 2, 3, 4, 5, 6, 7, 8], protocolVersion: SyncSession.protocolVersion))))
+            encoder.context.intern(b.store.site)
             for await frame in liar.incoming {
-                guard case .attachmentRequest(let request)? = try decoder.decode(frame) else { continue }
+                let message = try decoder.decode(frame)
+                // Once b's hello is in, both sites are interned, as a session does.
+                if case .hello? = message { decoder.context.intern(SiteID(peerID: [1, 2, 3, 4, 5, 6, 7, 8])!) }
+                guard case .attachmentRequest(let request)? = message else { continue }
                 var offset = Int(request.offset)
                 while offset < 5_000 {
                     let count = min(Int(request.chunkSize), 5_000 - offset)

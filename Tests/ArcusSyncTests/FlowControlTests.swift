@@ -75,6 +75,7 @@ struct FlowControlTests {
         // without end, while a's side of the link takes nothing.
         var encoder = FrameEncoder()
         try peer.sendRaw(encoder.encode(.hello(Hello(peerID: [9, 9, 9, 9, 9, 9, 9, 9], protocolVersion: SyncSession.protocolVersion))))
+        encoder.context.intern(a.store.site)
         try peer.sendRaw(encoder.encode(.subscribe(Subscribe(subscriptionID: 1, query: "SELECT * FROM orders"))))
         try peer.sendRaw(encoder.encode(.summary(Summary(subscriptionID: 1, version: VersionVector()))))
         for i in 0..<3_000 {
@@ -87,7 +88,7 @@ struct FlowControlTests {
         #expect(ca.waitingSends.most <= 1)
         // Once the link takes frames again, everything asked for is answered.
         ca.releaseAll()
-        let answered = await eventually(30) {
+        let answered = await eventually(120) {
             let types = ca.sentTypes
             return types.filter { $0 == .error }.count == 2_970 && types.filter { $0 == .attachmentChunk }.count >= 30 * 50_000 / 512
         }

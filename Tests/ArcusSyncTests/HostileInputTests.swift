@@ -25,7 +25,11 @@ struct HostileInputTests {
         let (mallory, channel) = TestChannel.pair()
         let session = victim.engine.connect(channel)
         var encoder = FrameEncoder()
-        if hello { try mallory.sendRaw(encoder.encode(.hello(Hello(peerID: [6, 6, 6, 6, 6, 6, 6, 6], protocolVersion: SyncSession.protocolVersion, name: "mallory")))) }
+        if hello {
+            try mallory.sendRaw(encoder.encode(.hello(Hello(peerID: [6, 6, 6, 6, 6, 6, 6, 6], protocolVersion: SyncSession.protocolVersion, name: "mallory"))))
+            // As a peer does once it has the other's hello: both sites are interned.
+            encoder.context.intern(victim.store.site)
+        }
         for frame in frames(&encoder) { try? mallory.sendRaw(frame) }
         await session.waitUntilEnded()
         #expect(try contents(victim.store, "orders") == before)

@@ -1,3 +1,4 @@
+import ArcusCRDT
 import ArcusCodec
 import ArcusSync
 import Synchronization
@@ -10,6 +11,8 @@ final class TestChannel: SyncChannel {
     let incoming: AsyncStream<[UInt8]>
     private let input: AsyncStream<[UInt8]>.Continuation
     private let peer = Mutex<TestChannel?>(nil)
+    /// The other side, still known after a close (for decoding what was sent).
+    private let counterpart = Mutex<@Sendable () -> TestChannel?>({ nil })
     private let closed = Mutex(false)
     let preferredFrameSize: Int
     /// Frames this side sent (delivered to the peer), in order.
@@ -43,6 +46,8 @@ final class TestChannel: SyncChannel {
         let a = TestChannel(preferredFrameSize: preferredFrameSize), b = TestChannel(preferredFrameSize: preferredFrameSize)
         a.peer.withLock { $0 = b }
         b.peer.withLock { $0 = a }
+        a.counterpart.withLock { $0 = { [weak b] in b } }
+        b.counterpart.withLock { $0 = { [weak a] in a } }
         return (a, b)
     }
 
@@ -166,8 +171,25 @@ final class TestChannel: SyncChannel {
 
     /// The messages this side sent, decoded in order (one decoder: they share a session).
     func sentMessages() throws -> [SyncMessage] {
+        // As a session decodes them: once the speaker's hello is in, the listener's site (from
+        // its own hello) is interned too.
+        let listener = try counterpart.withLock { $0 }()?.helloSite()
         var decoder = FrameDecoder()
-        return try sent.withLock { frames in try frames.compactMap { try decoder.decode($0) } }
+        return try sent.withLock { frames in
+            try frames.compactMap { frame in
+                let message = try decoder.decode(frame)
+                if case .hello? = message, let listener { decoder.context.intern(listener) }
+                return message
+            }
+        }
+    }
+
+    /// The site this side's hello named, if it sent one.
+    func helloSite() throws -> SiteID? {
+        guard let first = sent.withLock({ $0.first }) else { return nil }
+        var decoder = FrameDecoder()
+        guard case .hello(let hello)? = try decoder.decode(first) else { return nil }
+        return SiteID(peerID: hello.peerID)
     }
 
     struct ChannelClosed: Error {}
