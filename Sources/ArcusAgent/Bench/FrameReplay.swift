@@ -1,5 +1,6 @@
 import ArcusCRDT
 import ArcusCodec
+import ArcusStore
 import Foundation
 
 /// `TraceBench` with `exchange: .frames`: every `sync from→to` is two frames — `to` sends a
@@ -8,22 +9,28 @@ import Foundation
 /// (`StoreReplica`). A fresh peer gets one batch of every document's whole state.
 extension TraceBench {
     func runFrames(progress: ((Double) -> Void)?) throws -> Figures {
+        let clock = ReplayClock()
         switch storage {
         case .memory:
             var generator = SystemRandomNumberGenerator()
-            return try runFrames(progress: progress) { TraceReplica(site: SiteID.random(using: &generator)) }
+            return try runFrames(clock: clock, progress: progress) {
+                TraceReplica(site: SiteID.random(using: &generator), clock: HybridLogicalClock(physical: clock.physical))
+            }
         case .sqlite:
             let root = scratch.appendingPathComponent("arcus-trace-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: root) }
+            var options = Store.Options()
+            options.physicalClock = clock.physical
             var made = 0
-            return try runFrames(progress: progress) {
+            return try runFrames(clock: clock, progress: progress) {
                 made += 1
-                return try StoreReplica(directory: root.appendingPathComponent("replica-\(made)"))
+                return try StoreReplica(directory: root.appendingPathComponent("replica-\(made)"), options: options)
             }
         }
     }
 
-    private func runFrames<Replica: ReplayReplica>(progress: ((Double) -> Void)?, makeReplica: () throws -> Replica) throws -> Figures {
+    private func runFrames<Replica: ReplayReplica>(clock: ReplayClock, progress: ((Double) -> Void)?,
+                                                   makeReplica: () throws -> Replica) throws -> Figures {
         var figures = Figures(trace: trace.header.name, store: storage.rawValue)
         figures.exchange = Exchange.frames.rawValue
         let replicas = try (0..<trace.header.replicas).map { _ in try makeReplica() }
@@ -32,6 +39,7 @@ extension TraceBench {
 
         let start = monotonicSeconds()
         for (n, operation) in trace.operations.enumerated() {
+            clock.advance()
             if let write = operation.write {
                 let opStart = monotonicSeconds()
                 try replicas[write.replica].apply(write.key, write.mutation)

@@ -31,12 +31,15 @@ extension TraceBench {
         var figures = Figures(trace: trace.header.name, store: storage.rawValue)
         figures.exchange = Exchange.protocol.rawValue
         let root = scratch.appendingPathComponent("arcus-trace-\(UUID().uuidString)")
+        let clock = ReplayClock()
+        var options = Store.Options()
+        options.physicalClock = clock.physical
         var made = 0
         func makeReplica() throws -> SessionReplica {
             made += 1
             switch storage {
-            case .memory: return try SessionReplica(store: try Store(inMemory: Store.Options()))
-            case .sqlite: return try SessionReplica(store: try Store(directory: root.appendingPathComponent("replica-\(made)")))
+            case .memory: return try SessionReplica(store: try Store(inMemory: options))
+            case .sqlite: return try SessionReplica(store: try Store(directory: root.appendingPathComponent("replica-\(made)"), options: options))
             }
         }
         var replicas: [SessionReplica] = []
@@ -50,6 +53,7 @@ extension TraceBench {
 
         let start = monotonicSeconds()
         for (n, operation) in trace.operations.enumerated() {
+            clock.advance()
             if let write = operation.write {
                 let opStart = monotonicSeconds()
                 try replicas[write.replica].store.write { tx in _ = try tx.apply(write.key, write.mutation) }

@@ -11,8 +11,8 @@ final class StoreReplica {
     /// Per receiver, where this store's change log was last sent up to.
     private var positions: [ObjectIdentifier: Int64] = [:]
 
-    init(directory: URL) throws {
-        store = try Store(directory: directory)
+    init(directory: URL, options: Store.Options = Store.Options()) throws {
+        store = try Store(directory: directory, options: options)
     }
 
     var version: VersionVector { store.version }
