@@ -29,7 +29,7 @@ struct LoopbackEmulationTests {
 
     @Test("messages in flight are pipelined: a burst takes one latency, not one per message")
     func pipelining() async throws {
-        let (a, b) = Loopback.pair(LoopbackConditions(mtu: 100, latency: .milliseconds(100)))
+        let (a, b) = Loopback.pair(LoopbackConditions(mtu: 100, latency: .milliseconds(400)))
         defer { a.close() }
         let messages = (0..<20).map { testMessage($0, size: 50) }
 
@@ -39,9 +39,10 @@ struct LoopbackEmulationTests {
         #expect(try await received == messages)
         let elapsed = clock.now - start
 
-        #expect(elapsed >= .milliseconds(100))
-        // One message at a time would take 20 latencies, 2 s.
-        #expect(elapsed < .seconds(1))
+        #expect(elapsed >= .milliseconds(400))
+        // One message at a time would take 20 latencies, 8 s: the bound leaves a busy machine
+        // ten times the time pipelining needs.
+        #expect(elapsed < .seconds(4))
     }
 
     @Test("each message arrives no sooner than its serialisation plus the latency")
