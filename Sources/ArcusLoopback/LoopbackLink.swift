@@ -11,7 +11,8 @@ import ArcusMesh
 ///
 /// All methods may be called from any task. `incoming` has one consumer.
 public final class LoopbackLink: Link {
-    public let kind = LinkKind.loopback
+    /// The transport the link stands in for; `.loopback` unless the pair was made as another.
+    public let kind: LinkKind
     /// The pair's name, for logs.
     public let name: String
     public let conditions: LoopbackConditions
@@ -20,8 +21,9 @@ public final class LoopbackLink: Link {
     private let connection: LoopbackConnection
     private let side: LoopbackSide
 
-    init(connection: LoopbackConnection, side: LoopbackSide, name: String) {
+    init(connection: LoopbackConnection, side: LoopbackSide, name: String, kind: LinkKind) {
         self.connection = connection
+        self.kind = kind
         self.side = side
         self.name = name
         self.conditions = connection.conditions

@@ -1,0 +1,83 @@
+import ArcusMesh
+import Synchronization
+
+/// A link that can go silent without closing, as a radio does when its peer walks out of range:
+/// no error, no close, just nothing more in either direction. Sessions must notice it by missed
+/// heartbeats; closing a loopback link would tell both ends at once, which a real radio never does.
+///
+/// Made in pairs by `Loopback.severablePair`; `sever()` on either end silences both.
+public final class SeverableLink: Link {
+    /// The link underneath, which carries everything until the pair is severed.
+    public let link: LoopbackLink
+    public let incoming: AsyncStream<[UInt8]>
+    private let cut: Severance
+
+    init(_ link: LoopbackLink, cut: Severance) {
+        self.link = link
+        self.cut = cut
+        let reader = SeverableReader(link.incoming, cut: cut)
+        self.incoming = AsyncStream(unfolding: { await reader.next() })
+    }
+
+    public var kind: LinkKind { link.kind }
+    public var mtu: Int { link.mtu }
+    public var description: String { link.description }
+
+    /// Whether the pair has been severed.
+    public var isSevered: Bool { cut.isSevered }
+
+    /// Sends as the link does; once severed, the message is taken and lost in the air.
+    public func send(_ message: [UInt8]) async throws {
+        guard !cut.isSevered else {
+            guard message.count <= mtu else { throw LinkError.messageTooLarge(size: message.count, mtu: mtu) }
+            return
+        }
+        try await link.send(message)
+    }
+
+    /// Silences both directions of the pair from now on; neither end closes.
+    public func sever() { cut.sever() }
+
+    public func close() { link.close() }
+}
+
+/// The switch both ends of a severable pair share.
+final class Severance: Sendable {
+    private let severed = Atomic(false)
+
+    var isSevered: Bool { severed.load(ordering: .acquiring) }
+
+    func sever() { severed.store(true, ordering: .releasing) }
+}
+
+/// Reads the link underneath one message at a time (keeping its backpressure) and drops what
+/// arrives once the pair is severed.
+private actor SeverableReader {
+    private var messages: AsyncStream<[UInt8]>.Iterator
+    private let cut: Severance
+
+    init(_ stream: AsyncStream<[UInt8]>, cut: Severance) {
+        self.messages = stream.makeAsyncIterator()
+        self.cut = cut
+    }
+
+    func next() async -> [UInt8]? {
+        var messages = self.messages
+        defer { self.messages = messages }
+        while let message = await messages.next(isolation: self) {
+            if !cut.isSevered { return message }
+        }
+        return nil
+    }
+}
+
+extension Loopback {
+    /// Two connected links, as `pair` makes, that `sever()` can silence without closing.
+    public static func severablePair(
+        _ conditions: LoopbackConditions, name: String = "loopback", kind: LinkKind = .loopback
+    ) -> (SeverableLink, SeverableLink) {
+        let (a, b) = pair(conditions, name: name, kind: kind)
+        let cut = Severance()
+        return (SeverableLink(a, cut: cut), SeverableLink(b, cut: cut))
+    }
+}
