@@ -1,0 +1,524 @@
+/// One session per peer over every link to it: the messages of `send` reach the peer's
+/// `incoming` exactly once and in order, whichever links come and go underneath.
+///
+/// Every message gets a sequence number and stays in a bounded window until the peer's consumer
+/// has taken it and said so (a cumulative ack, riding on data frames and heartbeats, or sent on
+/// its own after `ackDelay`). The session sends on its best link (`LinkPreference`); when that
+/// link closes or misses heartbeats, it moves to the next and resends everything unacknowledged,
+/// and the receiver drops what it already has. With no link at all, messages wait in the window
+/// and `events` says `.needsLink`.
+///
+/// Links are bound by a `Multiplexer` after their hello. A link is any `Link` — a secured one
+/// drops in as it is. Call `close()` when done: the session's tasks hold it until then.
+public actor PeerSession {
+    public nonisolated let peer: PeerID
+    public nonisolated let localPeer: PeerID
+    public nonisolated let configuration: SessionConfiguration
+    /// The peer's messages, whole, once each, in order; finishes when the session closes. One consumer.
+    public nonisolated let incoming: AsyncStream<[UInt8]>
+    /// Links added, removed and chosen; `needsLink` when none is left.
+    public nonisolated let events: AsyncStream<SessionEvent>
+
+    private nonisolated let eventSink: AsyncStream<SessionEvent>.Continuation
+    private nonisolated let needsLink: @Sendable (PeerID) -> Void
+    private let epoch = ContinuousClock.now
+
+    // Links.
+    private var links: [Int: AttachedLink] = [:]
+    private var nextLinkNumber = 0
+    private var activeLinkNumber: Int?
+    private var peerIncarnation: UInt64?
+    private var peerWindow: Int
+
+    // Sending: the window of messages the peer has not acknowledged, oldest first.
+    private var unacknowledged: [Outgoing] = []
+    private var unacknowledgedBytes = 0
+    private var nextSequence = 1
+    /// The next sequence number the pump puts on the active link.
+    private var cursor = 1
+    private var roomWaiters: [(id: Int, continuation: CheckedContinuation<Void, any Error>)] = []
+    private var nextWaiterID = 0
+    private var pumpWaiter: CheckedContinuation<Void, Never>?
+
+    // Receiving.
+    /// Every message up to this one has arrived (and is queued or taken).
+    private var received = 0
+    /// Every message up to this one has been taken by the consumer: what the acks say.
+    private var consumed = 0
+    private var ackSent = 0
+    private var ackTimerRunning = false
+    private var deliveries: [(generation: Int, payload: [UInt8])] = []
+    private var deliveryHead = 0
+    /// Grows when the peer restarts, so that messages of its earlier life are not counted in acks.
+    private var peerGeneration = 0
+    private var consumer: CheckedContinuation<Bool, Never>?
+    private var duplicates = 0
+
+    private var isClosed = false
+    private var tasks: [Task<Void, Never>] = []
+
+    private struct Outgoing {
+        var sequence: Int
+        let payload: [UInt8]
+    }
+
+    private struct AttachedLink {
+        let channel: MessageChannel
+        let dialer: PeerID
+        let dialID: UInt64
+        let peerIncarnation: UInt64
+        var lastHeard: ContinuousClock.Instant
+        var lastHeartbeatSent: ContinuousClock.Instant
+        var roundTrip: Duration?
+        var dataFramesReceived = 0
+        // Control frames waiting for the link's control sender: at most one of each.
+        var pendingReply: Int?
+        var pendingHeartbeat: Int?
+        var pendingAck = false
+        var controlSending = false
+
+        var kind: LinkKind { channel.kind }
+    }
+
+    /// A session with no link yet; a `Multiplexer` makes these and binds links to them.
+    init(localPeer: PeerID, peer: PeerID, configuration: SessionConfiguration, needsLink: @escaping @Sendable (PeerID) -> Void) {
+        self.localPeer = localPeer
+        self.peer = peer
+        self.configuration = configuration
+        self.needsLink = needsLink
+        self.peerWindow = configuration.window
+        (events, eventSink) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .bufferingNewest(256))
+        let reference = SessionReference()
+        incoming = AsyncStream(unfolding: { await reference.session?.nextDelivery() })
+        reference.session = self
+    }
+
+    /// Starts the heartbeat ticker and the pump the first time there is a message or a link.
+    private func startIfNeeded() {
+        guard tasks.isEmpty, !isClosed else { return }
+        let tick = configuration.heartbeatInterval / 4
+        tasks.append(Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: tick)
+                guard let self else { return }
+                await self.tick()
+            }
+        })
+        tasks.append(Task { await self.pump() })
+    }
+
+    // MARK: Sending
+
+    /// Queues one message for the peer, suspending while the window is full (also while there is
+    /// no link and the window has filled). Returns once the message is in the window, not once the
+    /// peer has it. Throws `LinkError.messageTooLarge` over `maximumMessageSize`, `LinkError.closed`
+    /// once the session is closed, `CancellationError` if cancelled while waiting.
+    public func send(_ message: [UInt8]) async throws {
+        guard message.count <= configuration.maximumMessageSize else {
+            throw LinkError.messageTooLarge(size: message.count, mtu: configuration.maximumMessageSize)
+        }
+        while true {
+            if isClosed { throw LinkError.closed }
+            if hasRoom(for: message.count) { break }
+            try await waitForRoom()
+        }
+        startIfNeeded()
+        unacknowledged.append(Outgoing(sequence: nextSequence, payload: message))
+        unacknowledgedBytes += message.count
+        nextSequence += 1
+        wakePump()
+    }
+
+    private func hasRoom(for size: Int) -> Bool {
+        guard unacknowledged.count < min(configuration.window, peerWindow) else { return false }
+        return unacknowledged.isEmpty || unacknowledgedBytes + size <= configuration.windowBytes
+    }
+
+    private func waitForRoom() async throws {
+        let id = nextWaiterID
+        nextWaiterID += 1
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                if Task.isCancelled { return continuation.resume(throwing: CancellationError()) }
+                roomWaiters.append((id, continuation))
+            }
+        } onCancel: {
+            Task { await self.cancelRoomWaiter(id) }
+        }
+    }
+
+    private func cancelRoomWaiter(_ id: Int) {
+        guard let index = roomWaiters.firstIndex(where: { $0.id == id }) else { return }
+        roomWaiters.remove(at: index).continuation.resume(throwing: CancellationError())
+    }
+
+    /// Wakes every waiting sender to look again; each checks the window itself.
+    private func wakeSenders() {
+        let waiters = roomWaiters
+        roomWaiters = []
+        for waiter in waiters { waiter.continuation.resume() }
+    }
+
+    private func wakePump() {
+        pumpWaiter?.resume()
+        pumpWaiter = nil
+    }
+
+    /// Puts the window on the active link, one message after another, from `cursor`. One pump per
+    /// session, so that a link carries a gapless run of sequence numbers: the receiver can drop
+    /// anything that is not the next one it expects.
+    private func pump() async {
+        while !isClosed {
+            guard let number = activeLinkNumber, let link = links[number], let message = nextToTransmit() else {
+                await withCheckedContinuation { pumpWaiter = $0 }
+                continue
+            }
+            cursor = message.sequence + 1
+            ackSent = max(ackSent, consumed)
+            let frame = SessionFrame.data(sequence: message.sequence, ack: consumed, payload: message.payload)
+            do {
+                try await link.channel.send(frame.encoded())
+            } catch {
+                detach(number, .closed)
+            }
+        }
+    }
+
+    private func nextToTransmit() -> Outgoing? {
+        guard let first = unacknowledged.first else { return nil }
+        cursor = max(cursor, first.sequence)
+        let index = cursor - first.sequence
+        return index < unacknowledged.count ? unacknowledged[index] : nil
+    }
+
+    private func acknowledge(_ ack: Int) throws(SessionFrameError) {
+        guard ack < nextSequence else { throw .ackBeyondSent(ack: ack, sent: nextSequence - 1) }
+        var removed = 0
+        while removed < unacknowledged.count, unacknowledged[removed].sequence <= ack {
+            unacknowledgedBytes -= unacknowledged[removed].payload.count
+            removed += 1
+        }
+        guard removed > 0 else { return }
+        unacknowledged.removeFirst(removed)
+        wakeSenders()
+    }
+
+    // MARK: Receiving
+
+    /// Handles one frame that arrived on link `number`; a frame that breaks the protocol closes
+    /// that link (not the session).
+    func receive(_ bytes: [UInt8], on number: Int) {
+        guard links[number] != nil else { return }
+        links[number]!.lastHeard = .now
+        do throws(SessionFrameError) {
+            switch try SessionFrame(decoding: bytes) {
+            case .hello:
+                throw .repeatedHello
+            case .data(let sequence, let ack, let payload):
+                try acknowledge(ack)
+                try accept(sequence: sequence, payload: payload, on: number)
+            case .ack(let ack):
+                try acknowledge(ack)
+            case .heartbeat(let nonce, let ack):
+                try acknowledge(ack)
+                links[number]!.pendingReply = nonce
+                startControlSender(on: number)
+            case .heartbeatReply(let nonce):
+                let sample = ContinuousClock.now - (epoch + .nanoseconds(nonce))
+                guard sample >= .zero else { return }
+                // Smoothed as TCP does, so that one late reply does not move traffic.
+                links[number]!.roundTrip = links[number]!.roundTrip.map { ($0 * 7 + sample) / 8 } ?? sample
+                chooseActiveLink()
+            }
+        } catch {
+            detach(number, .peerViolation(error))
+        }
+    }
+
+    private func accept(sequence: Int, payload: [UInt8], on number: Int) throws(SessionFrameError) {
+        guard sequence > 0 else { throw .zeroSequence }
+        guard payload.count <= configuration.maximumMessageSize else {
+            throw .messageTooLarge(size: payload.count, limit: configuration.maximumMessageSize)
+        }
+        // The peer may not have more than our window unacknowledged; this bounds `deliveries`.
+        let limit = consumed + configuration.window
+        guard sequence <= limit else { throw .beyondWindow(sequence: sequence, limit: limit) }
+        links[number]!.dataFramesReceived += 1
+        // Anything but the next one is a resend we already have, or a straggler from a link the
+        // peer left, which it resends in order on its new one.
+        guard sequence == received + 1 else {
+            if sequence <= received { duplicates += 1 }
+            return
+        }
+        received = sequence
+        deliveries.append((peerGeneration, payload))
+        consumer?.resume(returning: false)
+        consumer = nil
+    }
+
+    /// The consumer's next message, or nil once the session is closed or the consumer cancelled.
+    func nextDelivery() async -> [UInt8]? {
+        while true {
+            if isClosed { return nil }
+            if deliveryHead < deliveries.count {
+                let (generation, payload) = deliveries[deliveryHead]
+                deliveryHead += 1
+                if deliveryHead >= 64, deliveryHead * 2 >= deliveries.count {
+                    deliveries.removeFirst(deliveryHead)
+                    deliveryHead = 0
+                }
+                if generation == peerGeneration {
+                    consumed += 1
+                    scheduleAck()
+                }
+                return payload
+            }
+            let cancelled = await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                    if Task.isCancelled { return continuation.resume(returning: true) }
+                    consumer = continuation
+                }
+            } onCancel: {
+                Task { await self.cancelConsumer() }
+            }
+            if cancelled { return nil }
+        }
+    }
+
+    private func cancelConsumer() {
+        consumer?.resume(returning: true)
+        consumer = nil
+    }
+
+    /// Acks ride on data frames; one goes alone after `ackDelay`, or at once when a quarter of
+    /// the window is waiting for it, so the peer never stalls on a full window.
+    private func scheduleAck() {
+        if consumed - ackSent >= max(1, configuration.window / 4) { return sendAck() }
+        guard !ackTimerRunning else { return }
+        ackTimerRunning = true
+        let delay = configuration.ackDelay
+        Task {
+            try? await Task.sleep(for: delay)
+            await self.ackTimerFired()
+        }
+    }
+
+    private func ackTimerFired() {
+        ackTimerRunning = false
+        if consumed > ackSent { sendAck() }
+    }
+
+    private func sendAck() {
+        guard let number = activeLinkNumber ?? links.keys.min() else { return }
+        links[number]!.pendingAck = true
+        startControlSender(on: number)
+    }
+
+    // MARK: Control frames
+
+    /// Sends a link's pending acks, heartbeats and replies from a task of its own, so that neither
+    /// the reader nor the pump ever waits on a saturated link for them.
+    private func startControlSender(on number: Int) {
+        guard let link = links[number], !link.controlSending else { return }
+        links[number]!.controlSending = true
+        Task { await self.sendControlFrames(on: number) }
+    }
+
+    private func sendControlFrames(on number: Int) async {
+        while let (channel, frame) = nextControlFrame(on: number) {
+            do {
+                try await channel.send(frame.encoded())
+            } catch {
+                detach(number, .closed)
+                return
+            }
+        }
+    }
+
+    private func nextControlFrame(on number: Int) -> (MessageChannel, SessionFrame)? {
+        guard let link = links[number] else { return nil }
+        if let nonce = link.pendingReply {
+            links[number]!.pendingReply = nil
+            return (link.channel, .heartbeatReply(nonce: nonce))
+        }
+        if let nonce = link.pendingHeartbeat {
+            links[number]!.pendingHeartbeat = nil
+            ackSent = max(ackSent, consumed)
+            return (link.channel, .heartbeat(nonce: nonce, ack: consumed))
+        }
+        if link.pendingAck {
+            links[number]!.pendingAck = false
+            ackSent = max(ackSent, consumed)
+            return (link.channel, .ack(consumed))
+        }
+        links[number]!.controlSending = false
+        return nil
+    }
+
+    /// Sends heartbeats that are due and declares silent links dead.
+    private func tick() {
+        let now = ContinuousClock.now
+        for number in links.keys.sorted() {
+            guard let link = links[number] else { continue }
+            if now - link.lastHeard > configuration.deadAfter {
+                detach(number, .heartbeatsMissed)
+                continue
+            }
+            if now - link.lastHeartbeatSent >= configuration.heartbeatInterval {
+                sendHeartbeat(on: number, now: now)
+            }
+        }
+    }
+
+    private func sendHeartbeat(on number: Int, now: ContinuousClock.Instant) {
+        links[number]!.lastHeartbeatSent = now
+        let (seconds, attoseconds) = (now - epoch).components
+        links[number]!.pendingHeartbeat = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        startControlSender(on: number)
+    }
+
+    // MARK: Links
+
+    /// Binds a link whose hello named this session's peer. Returns the link's number, or nil if
+    /// the session is closed or the link lost the tie-break against one already bound.
+    func attach(_ channel: MessageChannel, dialer: PeerID, dialID: UInt64, hello: LinkHello) -> Int? {
+        guard !isClosed else {
+            channel.close()
+            return nil
+        }
+        startIfNeeded()
+        if let known = peerIncarnation, known != hello.incarnation { peerRestarted() }
+        peerIncarnation = hello.incarnation
+        peerWindow = hello.receiveWindow
+
+        let number = nextLinkNumber
+        nextLinkNumber += 1
+        let now = ContinuousClock.now
+        let link = AttachedLink(
+            channel: channel, dialer: dialer, dialID: dialID, peerIncarnation: hello.incarnation,
+            lastHeard: now, lastHeartbeatSent: now
+        )
+        // Both peers dialled on one transport: both ends keep the same one, since both know who
+        // dialled each link. Only links that exist are compared, so a failed dial never stalls it.
+        for (other, existing) in links where existing.kind == link.kind {
+            if Self.survives(dialer: dialer, dialID: dialID, against: existing.dialer, existing.dialID) {
+                detach(other, .duplicate)
+            } else {
+                channel.close()
+                eventSink.yield(.linkRemoved(status(of: link, number: number), .duplicate))
+                return nil
+            }
+        }
+        links[number] = link
+        eventSink.yield(.linkAdded(status(of: link, number: number)))
+        // Measure the round trip at once, and tell the peer where we are after a reconnect.
+        sendHeartbeat(on: number, now: now)
+        chooseActiveLink()
+        return number
+    }
+
+    /// The tie-break between two links of one kind: the one dialled by the smaller peer id; of
+    /// two dialled by the same peer, the newer.
+    static func survives(dialer: PeerID, dialID: UInt64, against otherDialer: PeerID, _ otherDialID: UInt64) -> Bool {
+        dialer == otherDialer ? dialID > otherDialID : dialer < otherDialer
+    }
+
+    /// The reader of link `number` found its end.
+    func linkEnded(_ number: Int, violation: FragmentationError?) {
+        detach(number, violation.map(LinkRemoval.fragmentViolation) ?? .closed)
+    }
+
+    private func detach(_ number: Int, _ reason: LinkRemoval) {
+        guard let link = links.removeValue(forKey: number) else { return }
+        link.channel.close()
+        eventSink.yield(.linkRemoved(status(of: link, number: number), reason))
+        if activeLinkNumber == number { activeLinkNumber = nil }
+        chooseActiveLink()
+        if links.isEmpty, !isClosed {
+            eventSink.yield(.needsLink)
+            needsLink(peer)
+        }
+    }
+
+    /// Moves traffic to the best link; on a change, everything unacknowledged goes again, since
+    /// what was in flight on the old link may be lost.
+    private func chooseActiveLink() {
+        let preference = configuration.preference
+        let best = links.min { a, b in
+            if preference.prefers((a.value.kind, a.value.roundTrip), over: (b.value.kind, b.value.roundTrip)) { return true }
+            if preference.prefers((b.value.kind, b.value.roundTrip), over: (a.value.kind, a.value.roundTrip)) { return false }
+            return a.key < b.key
+        }?.key
+        guard best != activeLinkNumber else { return }
+        activeLinkNumber = best
+        cursor = unacknowledged.first?.sequence ?? nextSequence
+        if let best {
+            // Our last ack may have gone down with the old link.
+            links[best]!.pendingAck = consumed > 0
+            startControlSender(on: best)
+        }
+        eventSink.yield(.activeLinkChanged(best.flatMap { number in links[number].map { status(of: $0, number: number) } }))
+        wakePump()
+    }
+
+    /// The peer came back with a new incarnation: it has forgotten both directions. Its old links
+    /// go, our receive state restarts, and our unacknowledged messages are renumbered from 1.
+    private func peerRestarted() {
+        for number in links.keys.sorted() { detach(number, .peerRestarted) }
+        peerGeneration += 1
+        received = 0
+        consumed = 0
+        ackSent = 0
+        for index in unacknowledged.indices { unacknowledged[index].sequence = index + 1 }
+        nextSequence = unacknowledged.count + 1
+        cursor = 1
+    }
+
+    private func status(of link: AttachedLink, number: Int) -> SessionLinkStatus {
+        SessionLinkStatus(
+            number: number, kind: link.kind, name: link.channel.link.description, dialer: link.dialer,
+            dialID: link.dialID, roundTrip: link.roundTrip, isActive: activeLinkNumber == number,
+            dataFramesReceived: link.dataFramesReceived
+        )
+    }
+
+    // MARK: Observing and closing
+
+    /// The links bound now, oldest first.
+    public var linkStatuses: [SessionLinkStatus] {
+        links.keys.sorted().map { status(of: links[$0]!, number: $0) }
+    }
+
+    /// The link this side sends on, if any.
+    public var activeLink: SessionLinkStatus? {
+        activeLinkNumber.flatMap { number in links[number].map { status(of: $0, number: number) } }
+    }
+
+    /// Messages sent but not yet acknowledged, and their bytes: never more than the window.
+    public var unacknowledgedMessages: (count: Int, bytes: Int) { (unacknowledged.count, unacknowledgedBytes) }
+
+    /// Data frames that arrived again (after a failover) and were dropped.
+    public var duplicatesDropped: Int { duplicates }
+
+    /// Closes every link, fails waiting and later sends, finishes `incoming` and `events`.
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        for number in links.keys.sorted() { detach(number, .sessionClosed) }
+        let waiters = roomWaiters
+        roomWaiters = []
+        for waiter in waiters { waiter.continuation.resume(throwing: LinkError.closed) }
+        consumer?.resume(returning: false)
+        consumer = nil
+        wakePump()
+        for task in tasks { task.cancel() }
+        eventSink.finish()
+    }
+}
+
+/// Lets `incoming`, made before the session exists, reach it. Set once in the session's
+/// initialiser before anyone can read the stream; weak so the stream does not keep it alive.
+private final class SessionReference: @unchecked Sendable {
+    // Written once, in PeerSession.init, before `incoming` escapes; read-only after that.
+    weak var session: PeerSession?
+}
