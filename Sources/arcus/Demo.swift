@@ -13,9 +13,18 @@ struct Demo: AsyncParsableCommand {
             write was lost, resurrected or duplicated, and prints one JSON line: converged, converge_s, \
             bytes_per_peer, messages, degree and more. Progress goes to standard error.
 
+            With --scenario failover: two peers joined by a fast (lan) and a slow (ble) emulated link, \
+            one session over both, each sending numbered messages to the other; the fast link is cut \
+            mid-run and restored later. Prints one JSON line: switch_s (from the cut until messages \
+            flow again), lost, duplicated, messages, seconds, seed.
+
             Example: arcus demo --peers 16 --topology random --drops --seconds 60
+            Example: arcus demo --scenario failover --seconds 10
             """
     )
+
+    @Option(help: "What to run: mesh (N peers syncing stores) or failover (one session over a fast and a slow link, the fast one cut and restored).")
+    var scenario: DemoScenario = .mesh
 
     @Option(help: "How many peers.")
     var peers = 8
@@ -32,8 +41,8 @@ struct Demo: AsyncParsableCommand {
     @Option(help: "How long the peers write, in seconds.")
     var seconds = 10.0
 
-    @Option(help: "Writes per second across the whole mesh (each by a random peer).")
-    var rate = 20.0
+    @Option(help: "Writes per second across the whole mesh (each by a random peer); with --scenario failover, messages per second each way (default 100).")
+    var rate: Double?
 
     @Flag(help: "Drop links at random while the peers write, and bring them back a few seconds later.")
     var drops = false
@@ -55,17 +64,40 @@ struct Demo: AsyncParsableCommand {
             throw ValidationError("--transport \(transport) is not available yet; use --transport loopback")
         }
         guard peers >= 1, peers <= 1024 else { throw ValidationError("--peers must be between 1 and 1024") }
-        guard seconds >= 0, rate > 0, dropEvery > 0, settle > 0 else {
+        guard seconds >= 0, rate.map({ $0 > 0 }) ?? true, dropEvery > 0, settle > 0 else {
             throw ValidationError("--seconds must not be negative; --rate, --drop-every and --settle must be positive")
         }
     }
 
     func run() async throws {
+        switch scenario {
+        case .mesh: try await runMesh()
+        case .failover: try await runFailover()
+        }
+    }
+
+    private func runFailover() async throws {
+        var options = FailoverDemo.Options()
+        options.seconds = seconds
+        if let rate { options.rate = rate }
+        options.seed = seed ?? UInt64.random(in: 1...UInt64.max)
+        let quiet = self.quiet
+        if !quiet {
+            Terminal.writeError("demo: failover between a lan and a ble link, \(options.rate) messages/s each way, seed \(options.seed)\n")
+        }
+        let figures = try await FailoverDemo(options: options).run { line in
+            if !quiet { Terminal.writeError(line + "\n") }
+        }
+        print(figures.jsonLine)
+        if figures.lost > 0 || figures.duplicated > 0 || figures.switchSeconds == nil { throw ExitCode(1) }
+    }
+
+    private func runMesh() async throws {
         var options = MeshDemo.Options()
         options.peers = peers
         options.shape = topology
         options.seconds = seconds
-        options.rate = rate
+        if let rate { options.rate = rate }
         options.drops = drops
         options.meanTimeBetweenDrops = dropEvery
         options.settleLimit = settle
@@ -81,6 +113,11 @@ struct Demo: AsyncParsableCommand {
         print(figures.jsonLine)
         if !figures.converged { throw ExitCode(1) }
     }
+}
+
+/// Which demo `arcus demo` runs.
+enum DemoScenario: String, ExpressibleByArgument, CaseIterable {
+    case mesh, failover
 }
 
 extension Topology.Shape: ExpressibleByArgument {}
