@@ -43,7 +43,11 @@ public actor Multiplexer {
             link.close()
             throw .multiplexerClosed
         }
-        let channel = MessageChannel(link, maximumMessageSize: configuration.maximumMessageSize + SessionFrame.dataOverhead)
+        let activity = LinkActivity()
+        let channel = MessageChannel(
+            ActivityRecordingLink(link, activity: activity),
+            maximumMessageSize: configuration.maximumMessageSize + SessionFrame.dataOverhead
+        )
         let ours = LinkHello(peer: localPeer, incarnation: incarnation, role: role, dialID: dialID, receiveWindow: configuration.window)
         do {
             try await channel.send(SessionFrame.hello(ours).encoded())
@@ -83,7 +87,7 @@ public actor Multiplexer {
         let dialer = role == .dialer ? localPeer : theirs.peer
         let linkDialID = role == .dialer ? dialID : theirs.dialID
         eventSink.yield(.linkBound(peer: theirs.peer, kind: link.kind))
-        guard let number = await session.attach(channel, dialer: dialer, dialID: linkDialID, hello: theirs) else { return session }
+        guard let number = await session.attach(channel, activity: activity, dialer: dialer, dialID: linkDialID, hello: theirs) else { return session }
         Task { [frames] in
             var frames = frames
             while let frame = await frames.next() { await session.receive(frame, on: number) }

@@ -64,10 +64,11 @@ public actor PeerSession {
 
     private struct AttachedLink {
         let channel: MessageChannel
+        /// When the peer last sent anything on it, fragments included.
+        let activity: LinkActivity
         let dialer: PeerID
         let dialID: UInt64
         let peerIncarnation: UInt64
-        var lastHeard: ContinuousClock.Instant
         var lastHeartbeatSent: ContinuousClock.Instant
         var roundTrip: Duration?
         var dataFramesReceived = 0
@@ -209,7 +210,6 @@ public actor PeerSession {
     /// that link (not the session).
     func receive(_ bytes: [UInt8], on number: Int) {
         guard links[number] != nil else { return }
-        links[number]!.lastHeard = .now
         do throws(SessionFrameError) {
             switch try SessionFrame(decoding: bytes) {
             case .hello:
@@ -360,7 +360,7 @@ public actor PeerSession {
         let now = ContinuousClock.now
         for number in links.keys.sorted() {
             guard let link = links[number] else { continue }
-            if now - link.lastHeard > configuration.deadAfter {
+            if now - link.activity.lastHeardAt > configuration.deadAfter {
                 detach(number, .heartbeatsMissed)
                 continue
             }
@@ -381,7 +381,7 @@ public actor PeerSession {
 
     /// Binds a link whose hello named this session's peer. Returns the link's number, or nil if
     /// the session is closed or the link lost the tie-break against one already bound.
-    func attach(_ channel: MessageChannel, dialer: PeerID, dialID: UInt64, hello: LinkHello) -> Int? {
+    func attach(_ channel: MessageChannel, activity: LinkActivity, dialer: PeerID, dialID: UInt64, hello: LinkHello) -> Int? {
         guard !isClosed else {
             channel.close()
             return nil
@@ -395,8 +395,8 @@ public actor PeerSession {
         nextLinkNumber += 1
         let now = ContinuousClock.now
         let link = AttachedLink(
-            channel: channel, dialer: dialer, dialID: dialID, peerIncarnation: hello.incarnation,
-            lastHeard: now, lastHeartbeatSent: now
+            channel: channel, activity: activity, dialer: dialer, dialID: dialID, peerIncarnation: hello.incarnation,
+            lastHeartbeatSent: now
         )
         // Both peers dialled on one transport: both ends keep the same one, since both know who
         // dialled each link. Only links that exist are compared, so a failed dial never stalls it.
