@@ -15,8 +15,8 @@ public final class SeverableLink: Link {
     init(_ link: LoopbackLink, cut: Severance) {
         self.link = link
         self.cut = cut
-        let reader = SeverableReader(link.incoming, cut: cut)
-        self.incoming = AsyncStream(unfolding: { await reader.next() })
+        // What arrives once the pair is severed is lost in the air.
+        self.incoming = .relaying(link.incoming) { message in cut.isSevered ? nil : message }
     }
 
     public var kind: LinkKind { link.kind }
@@ -48,27 +48,6 @@ final class Severance: Sendable {
     var isSevered: Bool { severed.load(ordering: .acquiring) }
 
     func sever() { severed.store(true, ordering: .releasing) }
-}
-
-/// Reads the link underneath one message at a time (keeping its backpressure) and drops what
-/// arrives once the pair is severed.
-private actor SeverableReader {
-    private var messages: AsyncStream<[UInt8]>.Iterator
-    private let cut: Severance
-
-    init(_ stream: AsyncStream<[UInt8]>, cut: Severance) {
-        self.messages = stream.makeAsyncIterator()
-        self.cut = cut
-    }
-
-    func next() async -> [UInt8]? {
-        var messages = self.messages
-        defer { self.messages = messages }
-        while let message = await messages.next(isolation: self) {
-            if !cut.isSevered { return message }
-        }
-        return nil
-    }
 }
 
 extension Loopback {

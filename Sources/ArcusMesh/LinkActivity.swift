@@ -20,8 +20,10 @@ final class ActivityRecordingLink: Link {
     init(_ link: any Link, activity: LinkActivity) {
         self.link = link
         self.activity = activity
-        let reader = ActivityRecordingReader(link.incoming, activity: activity)
-        self.incoming = AsyncStream(unfolding: { await reader.next() })
+        self.incoming = .relaying(link.incoming) { message in
+            activity.heard()
+            return message
+        }
     }
 
     var kind: LinkKind { link.kind }
@@ -29,23 +31,4 @@ final class ActivityRecordingLink: Link {
     var description: String { link.description }
     func send(_ message: [UInt8]) async throws { try await link.send(message) }
     func close() { link.close() }
-}
-
-/// Takes the link's messages one at a time, as they are asked for, so the link keeps its backpressure.
-private actor ActivityRecordingReader {
-    private var messages: AsyncStream<[UInt8]>.Iterator
-    private let activity: LinkActivity
-
-    init(_ stream: AsyncStream<[UInt8]>, activity: LinkActivity) {
-        self.messages = stream.makeAsyncIterator()
-        self.activity = activity
-    }
-
-    func next() async -> [UInt8]? {
-        var messages = self.messages
-        defer { self.messages = messages }
-        let message = await messages.next(isolation: self)
-        if message != nil { activity.heard() }
-        return message
-    }
 }
