@@ -402,7 +402,7 @@ public actor PeerSession {
         // dialled each link. Only links that exist are compared, so a failed dial never stalls it.
         for (other, existing) in links where existing.kind == link.kind {
             if Self.survives(dialer: dialer, dialID: dialID, against: existing.dialer, existing.dialID) {
-                detach(other, .duplicate)
+                detach(other, .duplicate, replacing: true)
             } else {
                 channel.close()
                 eventSink.yield(.linkRemoved(status(of: link, number: number), .duplicate))
@@ -428,13 +428,15 @@ public actor PeerSession {
         detach(number, violation.map(LinkRemoval.fragmentViolation) ?? .closed)
     }
 
-    private func detach(_ number: Int, _ reason: LinkRemoval) {
+    /// Lets go of link `number`. `replacing` says a new link is being bound right now, so the
+    /// session does not ask for one.
+    private func detach(_ number: Int, _ reason: LinkRemoval, replacing: Bool = false) {
         guard let link = links.removeValue(forKey: number) else { return }
         link.channel.close()
         eventSink.yield(.linkRemoved(status(of: link, number: number), reason))
         if activeLinkNumber == number { activeLinkNumber = nil }
         chooseActiveLink()
-        if links.isEmpty, !isClosed {
+        if links.isEmpty, !isClosed, !replacing {
             eventSink.yield(.needsLink)
             needsLink(peer)
         }
@@ -464,7 +466,7 @@ public actor PeerSession {
     /// The peer came back with a new incarnation: it has forgotten both directions. Its old links
     /// go, our receive state restarts, and our unacknowledged messages are renumbered from 1.
     private func peerRestarted() {
-        for number in links.keys.sorted() { detach(number, .peerRestarted) }
+        for number in links.keys.sorted() { detach(number, .peerRestarted, replacing: true) }
         peerGeneration += 1
         received = 0
         consumed = 0

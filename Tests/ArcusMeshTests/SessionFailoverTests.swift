@@ -31,7 +31,7 @@ struct SessionFailoverTests {
     func failoverUnderContinuousSends(seed: UInt64) async throws {
         print("session failover: seed \(seed) (replay with ARCUS_TEST_SEED=\(seed))")
         var random = SeededRandom(seed: seed)
-        let peers = SessionTestPeers()
+        let peers = SessionTestPeers(configuration: SessionConfiguration())
         let fast = try await peers.severableLink(.lan, kind: .lan)
         try await peers.link(LoopbackConditions.ble.accelerated(by: 4), kind: .bluetooth)
         let sender = await peers.alphaSession, receiver = await peers.bravoSession
@@ -78,7 +78,7 @@ struct SessionFailoverTests {
 
     @Test("a clean close of the active link moves traffic at once and resends what was in flight")
     func cleanClose() async throws {
-        let peers = SessionTestPeers()
+        let peers = SessionTestPeers(configuration: SessionConfiguration())
         let fast = try await peers.link(.lan, kind: .lan)
         try await peers.link(.ble.accelerated(by: 4), kind: .bluetooth)
         let sender = await peers.alphaSession, receiver = await peers.bravoSession

@@ -7,7 +7,8 @@ import Testing
 struct SessionLivenessTests {
     @Test("a message that takes seconds to cross a slow link does not make the link look dead")
     func slowLargeMessage() async throws {
-        let peers = SessionTestPeers()
+        // The default heartbeats: dead after 0.75 s of silence.
+        let peers = SessionTestPeers(configuration: SessionConfiguration())
         // 40 kB at 20 kB/s: two seconds of fragments, eight heartbeat intervals without a whole frame.
         try await peers.link(.ble, kind: .bluetooth)
         let sender = await peers.alphaSession, receiver = await peers.bravoSession

@@ -10,6 +10,13 @@ struct SessionProtocolViolationTests {
         SessionFrame.hello(LinkHello(peer: peer, incarnation: 7, role: role, dialID: 1, receiveWindow: window)).encoded()
     }
 
+    /// The hand-driven peer sends no heartbeats: a busy machine must not see its silence first.
+    private static func patientBravo() -> Multiplexer {
+        var configuration = SessionConfiguration()
+        configuration.heartbeatInterval = .seconds(60)
+        return Multiplexer(localPeer: "bravo", configuration: configuration)
+    }
+
     /// Bravo's multiplexer accepts a link whose other end the test drives by hand, through a
     /// message channel, as a misbehaving peer would.
     private static func handDrivenLink(_ bravo: Multiplexer) async throws -> (MessageChannel, Task<PeerSession, any Error>) {
@@ -21,7 +28,7 @@ struct SessionProtocolViolationTests {
 
     /// Says hello, then sends `frame`; returns why the session dropped the link.
     private func removalAfterHello(then frame: [UInt8]) async throws -> LinkRemoval? {
-        let bravo = Multiplexer(localPeer: "bravo")
+        let bravo = Self.patientBravo()
         let (channel, admission) = try await Self.handDrivenLink(bravo)
         try await channel.send(Self.hello())
         let session = try await admission.value
@@ -66,7 +73,7 @@ struct SessionProtocolViolationTests {
 
     @Test("a fragment that announces a message over the limit closes the link before it is buffered")
     func oversizeFragment() async throws {
-        let bravo = Multiplexer(localPeer: "bravo")
+        let bravo = Self.patientBravo()
         let (ours, theirs) = Loopback.pair(.instant, name: "hand-driven")
         let admission = Task { try await bravo.add(theirs, as: .acceptor) }
         let helloBytes = Self.hello()

@@ -12,9 +12,12 @@ struct SessionTestPeers {
         bravo = Multiplexer(localPeer: "bravo", configuration: configuration)
     }
 
-    /// Heartbeats as the default, a shorter hello timeout so refused links do not hold tests up.
+    /// For tests that are not about failover timing: heartbeats every second (dead after three
+    /// silent seconds), so that a starved test process does not lose links it did not mean to,
+    /// and a shorter hello timeout so that refused links do not hold tests up.
     static var quickConfiguration: SessionConfiguration {
         var configuration = SessionConfiguration()
+        configuration.heartbeatInterval = .seconds(1)
         configuration.helloTimeout = .seconds(2)
         return configuration
     }
