@@ -77,6 +77,9 @@ public actor PeerSession {
         var pendingHeartbeat: Int?
         var pendingAck = false
         var controlSending = false
+        /// The link of the same kind that won the tie-break against this one, while it has not
+        /// yet been heard from; a yielding link carries no traffic of ours.
+        var yieldsTo: Int?
 
         var kind: LinkKind { channel.kind }
     }
@@ -230,6 +233,7 @@ public actor PeerSession {
                 links[number]!.roundTrip = links[number]!.roundTrip.map { ($0 * 7 + sample) / 8 } ?? sample
                 chooseActiveLink()
             }
+            closeLinksYielding(to: number)
         } catch {
             detach(number, .peerViolation(error))
         }
@@ -380,7 +384,7 @@ public actor PeerSession {
     // MARK: Links
 
     /// Binds a link whose hello named this session's peer. Returns the link's number, or nil if
-    /// the session is closed or the link lost the tie-break against one already bound.
+    /// the session is closed.
     func attach(_ channel: MessageChannel, activity: LinkActivity, dialer: PeerID, dialID: UInt64, hello: LinkHello) -> Int? {
         guard !isClosed else {
             channel.close()
@@ -398,23 +402,40 @@ public actor PeerSession {
             channel: channel, activity: activity, dialer: dialer, dialID: dialID, peerIncarnation: hello.incarnation,
             lastHeartbeatSent: now
         )
-        // Both peers dialled on one transport: both ends keep the same one, since both know who
-        // dialled each link. Only links that exist are compared, so a failed dial never stalls it.
-        for (other, existing) in links where existing.kind == link.kind {
-            if Self.survives(dialer: dialer, dialID: dialID, against: existing.dialer, existing.dialID) {
-                detach(other, .duplicate, replacing: true)
-            } else {
-                channel.close()
-                eventSink.yield(.linkRemoved(status(of: link, number: number), .duplicate))
-                return nil
-            }
-        }
         links[number] = link
         eventSink.yield(.linkAdded(status(of: link, number: number)))
+        settleDuplicates(of: link.kind)
         // Measure the round trip at once, and tell the peer where we are after a reconnect.
         sendHeartbeat(on: number, now: now)
         chooseActiveLink()
         return number
+    }
+
+    /// Both peers dialled on one transport, or one redialled while the old link had gone silent:
+    /// of the links of one kind, the tie-break's winner carries traffic and the others yield to
+    /// it. Both ends know who dialled each link, so both pick the same winner; only links that
+    /// exist are compared, so a failed dial never stalls anything. A yielding link closes once the
+    /// winner is heard from (`closeLinksYielding(to:)`), and takes over if the winner dies first —
+    /// so a new link is never thrown away for an old one that is already dead but not yet known to be.
+    private func settleDuplicates(of kind: LinkKind) {
+        let sameKind = links.filter { $0.value.kind == kind }
+        guard sameKind.count > 1 else {
+            if let only = sameKind.keys.first { links[only]!.yieldsTo = nil }
+            return
+        }
+        let winner = sameKind.max { a, b in
+            Self.survives(dialer: b.value.dialer, dialID: b.value.dialID, against: a.value.dialer, a.value.dialID)
+        }!.key
+        for number in sameKind.keys { links[number]!.yieldsTo = number == winner ? nil : winner }
+        // Its reply proves the winner alive, and lets the others go.
+        sendHeartbeat(on: winner, now: .now)
+    }
+
+    /// Link `number` is alive: the links that yielded to it are duplicates.
+    private func closeLinksYielding(to number: Int) {
+        for (other, link) in links where link.yieldsTo == number {
+            detach(other, .duplicate, replacing: true)
+        }
     }
 
     /// The tie-break between two links of one kind: the one dialled by the smaller peer id; of
@@ -435,6 +456,7 @@ public actor PeerSession {
         link.channel.close()
         eventSink.yield(.linkRemoved(status(of: link, number: number), reason))
         if activeLinkNumber == number { activeLinkNumber = nil }
+        if links.values.contains(where: { $0.yieldsTo == number }) { settleDuplicates(of: link.kind) }
         chooseActiveLink()
         if links.isEmpty, !isClosed, !replacing {
             eventSink.yield(.needsLink)
@@ -446,7 +468,7 @@ public actor PeerSession {
     /// what was in flight on the old link may be lost.
     private func chooseActiveLink() {
         let preference = configuration.preference
-        let best = links.min { a, b in
+        let best = links.filter({ $0.value.yieldsTo == nil }).min { a, b in
             if preference.prefers((a.value.kind, a.value.roundTrip), over: (b.value.kind, b.value.roundTrip)) { return true }
             if preference.prefers((b.value.kind, b.value.roundTrip), over: (a.value.kind, a.value.roundTrip)) { return false }
             return a.key < b.key

@@ -59,6 +59,25 @@ struct SimultaneousDialTests {
         #expect(bravo.map(\.dialer) == ["alpha"])
     }
 
+    @Test("a redial that loses the tie-break to a link gone silent is kept, and takes over when the silent one dies")
+    func redialAfterSilentCut() async throws {
+        let peers = SessionTestPeers(configuration: SessionConfiguration())
+        let old = try await peers.severableLink(.lan, kind: .lan)
+        let alpha = await peers.alphaSession, bravo = await peers.bravoSession
+        old.alpha.sever()
+        // Bravo redials at once; alpha's dial (the old link) would win the tie-break if it were alive.
+        try await peers.link(.lan, kind: .lan, dialer: "bravo", name: "redial")
+        try await alpha.send([1])
+        try await bravo.send([2])
+        #expect(try await bravo.incoming.next(1, within: .seconds(5)) == [[1]])
+        #expect(try await alpha.incoming.next(1, within: .seconds(5)) == [[2]])
+        try await eventually("only the redial is left") {
+            let a = await alpha.linkStatuses.map(\.dialer), b = await bravo.linkStatuses.map(\.dialer)
+            return a == ["bravo"] && b == ["bravo"]
+        }
+        await peers.close()
+    }
+
     @Test("the tie-break is a total order both ends compute alike")
     func tieBreak() {
         #expect(PeerSession.survives(dialer: "alpha", dialID: 1, against: "bravo", 9))
