@@ -303,7 +303,7 @@ public actor PeerSession {
         let delay = configuration.ackDelay
         Task {
             try? await Task.sleep(for: delay)
-            await self.ackTimerFired()
+            self.ackTimerFired()
         }
     }
 
