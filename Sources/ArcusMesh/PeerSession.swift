@@ -501,7 +501,7 @@ public actor PeerSession {
     private func status(of link: AttachedLink, number: Int) -> SessionLinkStatus {
         SessionLinkStatus(
             number: number, kind: link.kind, name: link.channel.link.description, dialer: link.dialer,
-            dialID: link.dialID, roundTrip: link.roundTrip, isActive: activeLinkNumber == number,
+            dialID: link.dialID, roundTrip: link.roundTrip, isActive: activeLinkNumber == number, isYielding: link.yieldsTo != nil,
             dataFramesReceived: link.dataFramesReceived
         )
     }

@@ -11,11 +11,14 @@ public struct SessionLinkStatus: Sendable, Hashable, CustomStringConvertible {
     public var roundTrip: Duration?
     /// Whether this side sends its messages on the link.
     public var isActive: Bool
+    /// Whether the link lost the dial tie-break and waits, carrying nothing of ours, until the
+    /// winner is heard from (then it closes) or dies (then it takes over).
+    public var isYielding: Bool
     /// Data frames received on the link, duplicates included.
     public var dataFramesReceived: Int
 
     public var description: String {
-        "\(kind) \(name)" + (roundTrip.map { ", rtt \($0)" } ?? "") + (isActive ? ", active" : "")
+        "\(kind) \(name)" + (roundTrip.map { ", rtt \($0)" } ?? "") + (isActive ? ", active" : "") + (isYielding ? ", yielding" : "")
     }
 }
 
