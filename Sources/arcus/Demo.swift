@@ -13,9 +13,24 @@ struct Demo: AsyncParsableCommand {
             write was lost, resurrected or duplicated, and prints one JSON line: converged, converge_s, \
             bytes_per_peer, messages, degree and more. Progress goes to standard error.
 
-            Example: arcus demo --peers 16 --topology random --drops --seconds 60
+            --scenario attachment instead runs a chain of --hops + 1 peers: the first stores a blob of \
+            --bytes, the last fetches it through the others, and the link into the last peer drops \
+            half-way and comes back; the fetch resumes from the bytes that arrived, and the JSON line \
+            says whether the bytes verified.
+
+            Examples: arcus demo --peers 16 --topology random --drops --seconds 60
+                      arcus demo --scenario attachment --hops 2 --link ble --bytes 100000
             """
     )
+
+    @Option(help: "What to run: mesh (N peers writing and syncing) or attachment (a blob fetched across hops, cut off half-way).")
+    var scenario: Scenario = .mesh
+
+    @Option(help: "With --scenario attachment, the hops between the blob and its fetcher.")
+    var hops = 2
+
+    @Option(help: "With --scenario attachment, the blob's size in bytes.")
+    var bytes = 256 << 10
 
     @Option(help: "How many peers.")
     var peers = 8
@@ -55,12 +70,44 @@ struct Demo: AsyncParsableCommand {
             throw ValidationError("--transport \(transport) is not available yet; use --transport loopback")
         }
         guard peers >= 1, peers <= 1024 else { throw ValidationError("--peers must be between 1 and 1024") }
+        guard hops >= 1, hops <= AttachmentDemo.maximumHops else {
+            throw ValidationError("--hops must be between 1 and \(AttachmentDemo.maximumHops): a fetch is relayed through at most \(AttachmentDemo.maximumHops - 1) peers (Docs/Sync.md, Attachments)")
+        }
+        guard bytes >= 2, bytes <= 1 << 30 else { throw ValidationError("--bytes must be between 2 and 1 GiB") }
         guard seconds >= 0, rate > 0, dropEvery > 0, settle > 0 else {
             throw ValidationError("--seconds must not be negative; --rate, --drop-every and --settle must be positive")
         }
     }
 
     func run() async throws {
+        switch scenario {
+        case .mesh: try await runMesh()
+        case .attachment: try await runAttachment()
+        }
+    }
+
+    enum Scenario: String, ExpressibleByArgument, CaseIterable {
+        case mesh, attachment
+    }
+
+    func runAttachment() async throws {
+        var options = AttachmentDemo.Options()
+        options.hops = hops
+        options.bytes = bytes
+        options.link = link
+        options.seed = seed ?? UInt64.random(in: 1...UInt64.max)
+        let quiet = self.quiet
+        if !quiet {
+            Terminal.writeError("demo: a \(bytes)-byte attachment across \(hops) hops of \(link.rawValue) links, seed \(options.seed)\n")
+        }
+        let figures = try await AttachmentDemo(options: options).run { line in
+            if !quiet { Terminal.writeError(line + "\n") }
+        }
+        print(figures.jsonLine)
+        if !figures.verified { throw ExitCode(1) }
+    }
+
+    func runMesh() async throws {
         var options = MeshDemo.Options()
         options.peers = peers
         options.shape = topology
