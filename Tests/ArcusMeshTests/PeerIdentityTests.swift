@@ -47,7 +47,7 @@ struct PeerIdentityTests {
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: url.path)
 
         let error = #expect(throws: IdentityError.self) { try PeerIdentity.load(orCreateAt: url) }
-        #expect(error == .fileTooOpen(path: url.path, mode: 0o100644))
+        #expect(error == .file(.tooOpen(path: url.path, mode: 0o100644)))
         #expect(error?.description.contains("chmod 600 \(url.path)") == true)
     }
 
