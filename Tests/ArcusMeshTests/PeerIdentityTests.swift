@@ -16,6 +16,13 @@ struct PeerIdentityTests {
         #expect(PeerIdentity().peerID != identity.peerID)
     }
 
+    @Test("a public key round-trips through its hex form; anything but hex digits is refused")
+    func hex() throws {
+        let key = PeerIdentity().publicKey
+        #expect(try PeerPublicKey(bytes: try #require(Hex.decode(" \(key.description.uppercased())\n"))) == key)
+        #expect(Hex.decode("abc") == nil && Hex.decode("zz") == nil && Hex.decode("") == [])
+    }
+
     @Test("malformed identity and public key bytes are refused with an error, not a crash")
     func malformedBytes() {
         let identity = PeerIdentity()

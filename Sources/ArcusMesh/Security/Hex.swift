@@ -1,7 +1,8 @@
 /// Lowercase hexadecimal, for keys and ids in logs, files and on the command line.
 public enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         for byte in bytes {
             text.append(digits[Int(byte >> 4)])
@@ -10,34 +11,32 @@ public enum Hex {
         return String(decoding: text, as: UTF8.self)
     }
 
-    /// The bytes `text` spells, or nil if it is not an even number of hex digits (either case,
-    /// surrounding whitespace ignored).
+    /// The bytes `text` spells, or nil unless it is an even number of hex digits (either case;
+    /// whitespace around them, such as a file's last newline, is ignored).
     public static func decode(_ text: String) -> [UInt8]? {
-        let digits = Array(text.utf8).drop(while: Self.isSpace).reversed().drop(while: Self.isSpace).reversed()
-        guard digits.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        var high: UInt8?
-        for digit in digits {
-            guard let value = Self.value(of: digit) else { return nil }
-            if let first = high {
-                bytes.append(first << 4 | value)
-                high = nil
-            } else {
-                high = value
-            }
+        var nibbles: [UInt8] = []
+        for scalar in text.trimmingWhitespace.unicodeScalars {
+            guard let nibble = value(of: scalar) else { return nil }
+            nibbles.append(nibble)
         }
-        return bytes
+        guard nibbles.count % 2 == 0 else { return nil }
+        return stride(from: 0, to: nibbles.count, by: 2).map { nibbles[$0] << 4 | nibbles[$0 + 1] }
     }
 
-    private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
-
-    private static func value(of digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return digit - UInt8(ascii: "A") + 10
+    private static func value(of scalar: Unicode.Scalar) -> UInt8? {
+        switch scalar {
+        case "0"..."9": return UInt8(scalar.value - 48)
+        case "a"..."f": return UInt8(scalar.value - 97 + 10)
+        case "A"..."F": return UInt8(scalar.value - 65 + 10)
         default: return nil
         }
+    }
+}
+
+private extension String {
+    var trimmingWhitespace: Substring {
+        let isSpace: (Character) -> Bool = { $0.isWhitespace }
+        guard let start = firstIndex(where: { !isSpace($0) }), let end = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return self[start...end]
     }
 }

@@ -35,18 +35,15 @@ public struct MeshAuthority: Sendable {
 
     // MARK: Serialisation
 
-    static let magic = Array("arcus-authority-1".utf8)
+    static let encoding = SigningKeyEncoding(magic: "arcus-authority-1")
 
-    /// The private key as bytes: `magic`, then the 32-byte Ed25519 seed. Secret.
-    public var serialized: [UInt8] { Self.magic + seed }
+    /// The private key as bytes: a magic string, then the 32-byte Ed25519 seed. Secret.
+    public var serialized: [UInt8] { Self.encoding.encode(seed: seed) }
 
     /// Reads bytes `serialized` wrote; throws `CertificateError.malformed` for anything else.
     public init(serialized bytes: some Collection<UInt8>) throws(CertificateError) {
-        let bytes = Array(bytes)
-        guard bytes.count == Self.magic.count + 32, bytes.starts(with: Self.magic),
-              let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: bytes[Self.magic.count...])
-        else {
-            throw .malformed("not an Arcus mesh authority key (\(bytes.count) bytes; expected \(Self.magic.count + 32) starting with \"arcus-authority-1\")")
+        guard let key = Self.encoding.decode(bytes) else {
+            throw .malformed("not an Arcus mesh authority key (\(bytes.count) bytes; expected \(Self.encoding.expectation))")
         }
         self.init(signingKey: key)
     }

@@ -32,7 +32,7 @@ extension PeerIdentity {
     private static func load(at path: String) throws(IdentityError) -> PeerIdentity? {
         let bytes: [UInt8]?
         do {
-            bytes = try SecretFile.read(at: path, maximumBytes: magic.count + 32)
+            bytes = try SecretFile.read(at: path, maximumBytes: encoding.size)
         } catch .tooLarge {
             throw .malformedIdentity("\(path) is not an Arcus identity file; move it away to create a new identity")
         } catch {

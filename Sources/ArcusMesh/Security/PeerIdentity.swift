@@ -45,19 +45,15 @@ public struct PeerIdentity: Sendable {
 
     // MARK: Serialisation
 
-    /// The first bytes of a serialised identity: a name and a format version.
-    static let magic = Array("arcus-identity-1".utf8)
+    static let encoding = SigningKeyEncoding(magic: "arcus-identity-1")
 
-    /// The identity as bytes: `magic`, then the 32-byte signing seed. Secret.
-    public var serialized: [UInt8] { Self.magic + seed }
+    /// The identity as bytes: a magic string, then the 32-byte signing seed. Secret.
+    public var serialized: [UInt8] { Self.encoding.encode(seed: seed) }
 
     /// Reads bytes `serialized` wrote.
     public init(serialized bytes: some Collection<UInt8>) throws(IdentityError) {
-        let bytes = Array(bytes)
-        guard bytes.count == Self.magic.count + 32, bytes.starts(with: Self.magic),
-              let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: bytes[Self.magic.count...])
-        else {
-            throw .malformedIdentity("expected \(Self.magic.count + 32) bytes starting with \"arcus-identity-1\", got \(bytes.count) bytes")
+        guard let key = Self.encoding.decode(bytes) else {
+            throw .malformedIdentity("expected \(Self.encoding.expectation), got \(bytes.count) bytes")
         }
         self.init(signingKey: key)
     }

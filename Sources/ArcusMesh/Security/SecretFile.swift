@@ -31,13 +31,10 @@ public enum SecretFile {
         var bytes = [UInt8](repeating: 0, count: maximumBytes + 1)
         var count = 0
         while count < bytes.count {
-            let got = bytes.withUnsafeMutableBytes { buffer in
-                Foundation.read(descriptor, buffer.baseAddress.map { $0 + count }, buffer.count - count)
+            let got = retryingInterrupted {
+                bytes.withUnsafeMutableBytes { Foundation.read(descriptor, $0.baseAddress.map { $0 + count }, $0.count - count) }
             }
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw systemError(path, "reading", errno)
-            }
+            guard got >= 0 else { throw systemError(path, "reading", errno) }
             if got == 0 { break }
             count += got
         }
@@ -57,13 +54,10 @@ public enum SecretFile {
             guard fchmod(descriptor, 0o600) == 0 else { throw systemError(temporary, "setting the mode of", errno) }
             var written = 0
             while written < bytes.count {
-                let count = bytes.withUnsafeBytes { buffer in
-                    Foundation.write(descriptor, buffer.baseAddress.map { $0 + written }, buffer.count - written)
+                let count = retryingInterrupted {
+                    bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress.map { $0 + written }, $0.count - written) }
                 }
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    throw systemError(temporary, "writing", errno)
-                }
+                guard count >= 0 else { throw systemError(temporary, "writing", errno) }
                 written += count
             }
             guard fsync(descriptor) == 0 else { throw systemError(temporary, "syncing", errno) }
@@ -85,6 +79,14 @@ public enum SecretFile {
         guard descriptor >= 0 else { return }
         _ = fsync(descriptor)
         close(descriptor)
+    }
+
+    /// Calls `call` again while a signal interrupts it; a negative result leaves its `errno`.
+    private static func retryingInterrupted(_ call: () -> Int) -> Int {
+        while true {
+            let result = call()
+            if result >= 0 || errno != EINTR { return result }
+        }
     }
 
     private static func systemError(_ path: String, _ operation: String, _ error: Int32) -> SecretFileError {
