@@ -88,6 +88,19 @@ struct PeerCertificateTests {
         #expect(throws: CertificateError.self) { try PeerCertificate(decoding: bytes) }
     }
 
+    @Test("an expiry at the ends of 64 bits decodes and is judged without trapping")
+    func extremeExpiry() throws {
+        let certificate = try authority.issue(to: peer.publicKey, name: "p", permissions: .full, expiresAt: Date(timeIntervalSince1970: 1))
+        var bytes = certificate.encoded
+        let expiryStart = bytes.count - 64 - 8
+        for seconds in [Int64.max, Int64.min, Int64.max - 1] {
+            for index in 0..<8 { bytes[expiryStart + index] = UInt8(truncatingIfNeeded: UInt64(bitPattern: seconds) >> (8 * UInt64(index))) }
+            let decoded = try PeerCertificate(decoding: bytes)
+            #expect(throws: CertificateError.notSignedByAuthority(peer: "p")) { try decoded.verify(authority: authority.publicKey) }
+            #expect(decoded.encoded == bytes)
+        }
+    }
+
     @Test("an authority key round-trips through its bytes and issues the same signatures' verifier")
     func authorityRoundTrip() throws {
         let copy = try MeshAuthority(serialized: authority.serialized)

@@ -35,6 +35,9 @@ public struct PeerCertificate: Sendable, Hashable {
     /// When the certificate stops being accepted, to the second; nil for never.
     public let expiresAt: Date?
     public let signature: [UInt8]
+    /// The bytes the signature covers, exactly as signed or received: verifying them rather than
+    /// a re-encoding means no decoded value is ever converted back, and nothing else verifies.
+    private let body: [UInt8]
 
     public var peerID: PeerID { publicKey.peerID }
 
@@ -51,7 +54,7 @@ public struct PeerCertificate: Sendable, Hashable {
         self.name = name
         self.permissions = permissions
         self.expiresAt = expiresAt.map { Date(timeIntervalSince1970: $0.timeIntervalSince1970.rounded(.down)) }
-        let body = Self.body(publicKey: publicKey, name: name, permissions: permissions, expiresAt: self.expiresAt)
+        body = Self.body(publicKey: publicKey, name: name, permissions: permissions, expiresAt: self.expiresAt)
         do {
             signature = Array(try authority.signature(for: Self.signatureDomain + body))
         } catch {
@@ -60,9 +63,7 @@ public struct PeerCertificate: Sendable, Hashable {
     }
 
     /// The certificate as it travels and is stored.
-    public var encoded: [UInt8] {
-        Self.body(publicKey: publicKey, name: name, permissions: permissions, expiresAt: expiresAt) + signature
-    }
+    public var encoded: [UInt8] { body + signature }
 
     /// Reads a certificate from untrusted bytes, bounding every length before it allocates. This
     /// checks the format only: call `verify(authority:now:)` before trusting it.
@@ -88,6 +89,7 @@ public struct PeerCertificate: Sendable, Hashable {
             case 1: expiresAt = Date(timeIntervalSince1970: Double(Int64(bitPattern: try reader.readFixed64())))
             case let flag: throw CertificateError.malformed("expiry flag \(flag) is neither 0 nor 1")
             }
+            body = Array(bytes[..<reader.offset])
             signature = Array(try reader.readBytes(64))
             try reader.expectEnd()
         } catch let error as CertificateError {
@@ -99,7 +101,6 @@ public struct PeerCertificate: Sendable, Hashable {
 
     /// Checks that `authority` signed this certificate and that it has not expired at `now`.
     public func verify(authority: AuthorityPublicKey, now: Date = Date()) throws(CertificateError) {
-        let body = Self.body(publicKey: publicKey, name: name, permissions: permissions, expiresAt: expiresAt)
         guard authority.isValidSignature(signature, for: Self.signatureDomain + body) else {
             throw .notSignedByAuthority(peer: name)
         }
@@ -108,6 +109,7 @@ public struct PeerCertificate: Sendable, Hashable {
 
     // MARK: Encoding
 
+    /// The encoding of the fields at issue, where the expiry was checked to fit 64 bits.
     private static func body(publicKey: PeerPublicKey, name: String, permissions: CollectionPermissions, expiresAt: Date?) -> [UInt8] {
         var writer = ByteWriter(capacity: 256)
         writer.write(version)
