@@ -63,7 +63,7 @@ struct PeerIdentityTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("identity")
-        FileManager.default.createFile(atPath: url.path, contents: Data("hello".utf8), attributes: [.posixPermissions: 0o600])
+        #expect(FileManager.default.createFile(atPath: url.path, contents: Data("hello".utf8), attributes: [.posixPermissions: 0o600]))
         #expect(throws: IdentityError.self) { try PeerIdentity.load(orCreateAt: url) }
         #expect(try Data(contentsOf: url) == Data("hello".utf8))
     }
