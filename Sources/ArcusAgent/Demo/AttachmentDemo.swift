@@ -50,7 +50,7 @@ public struct AttachmentDemo: Sendable {
                 ("fetch_s", fetchSeconds.map { .double(($0 * 1000).rounded() / 1000) } ?? .null),
                 ("progress_reports", .int(Int64(progressReports))), ("seed", .string(String(seed))),
             ]
-            return "{" + fields.map { "\(Value.string($0.0).jsonString): \($0.1.jsonString)" }.joined(separator: ", ") + "}"
+            return FigureLine.json(fields)
         }
     }
 
