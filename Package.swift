@@ -47,8 +47,13 @@ let package = Package(
             dependencies: ["ArcusCRDT", "ArcusCodec", "ArcusStore", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: optimized
         ),
-        // Links and the multiplexer: `Link`, fragmentation, sessions per peer.
-        .target(name: "ArcusMesh", swiftSettings: optimized),
+        // Links and the multiplexer: `Link`, fragmentation, sessions per peer, peer identity,
+        // the session handshake and encryption (swift-crypto: Curve25519, ChaCha20-Poly1305, HKDF).
+        .target(
+            name: "ArcusMesh",
+            dependencies: ["ArcusCodec", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: optimized
+        ),
         // Links without radios: in-process pairs that model MTU, bandwidth, latency and drops.
         .target(name: "ArcusLoopback", dependencies: ["ArcusMesh"], swiftSettings: optimized),
         // Composition of every part: the demo, the benchmark runners.

@@ -4,6 +4,9 @@
 #
 #   Tools/bench-vs-anchors.sh [PROFILE:SEED ...]     default: fleet:1 mesh:7
 #
+# Arcus syncs through sync sessions between stores (ARCUS_BENCH_EXCHANGE=protocol, the default)
+# or hands the codec's frames over directly (ARCUS_BENCH_EXCHANGE=frames: the codec's own replay).
+#
 # Machines here are shared and noisy: each engine runs ARCUS_BENCH_REPEAT times (default 3),
 # alternating, and the table shows each engine's median run by replay time.
 #
@@ -34,7 +37,7 @@ for spec in "${@:-fleet:1 mesh:7}"; do
         {
             for _ in $(seq "${ARCUS_BENCH_REPEAT:-3}"); do
                 "$python" "$bench/anchors.py" "$trace"
-                "$arcus" bench trace "$trace" --quiet
+                "$arcus" bench trace "$trace" --exchange "${ARCUS_BENCH_EXCHANGE:-protocol}" --quiet
             done
         } | "$python" Tools/compare-figures.py
     done

@@ -38,7 +38,15 @@ public final class SeverableLink: Link {
     /// Silences both directions of the pair from now on; neither end closes.
     public func sever() { cut.sever() }
 
-    public func close() { link.close() }
+    /// Closes this end. Once severed, the peer is not told, as no radio could tell it: it finds
+    /// out by itself (or closes its own end).
+    public func close() {
+        if cut.isSevered {
+            link.drop(peerNoticesAfter: .seconds(3600))
+        } else {
+            link.close()
+        }
+    }
 }
 
 /// The switch both ends of a severable pair share.

@@ -1,6 +1,7 @@
 /// Turns every link to every peer into one `PeerSession` per peer id. Transports hand it each
-/// link they dial or accept; it says hello on the link (our peer id, incarnation, role and
-/// window), reads the peer's, and binds the link to that peer's session.
+/// link they dial or accept — a `SecureLink` once the handshake is done, so that the session
+/// runs on sealed frames; it says hello on the link (our peer id, incarnation, role and window),
+/// reads the peer's, and binds the link to that peer's session.
 ///
 /// Both peers should dial: the tie-break in `PeerSession` keeps one link per transport when both
 /// succeed, and the one that exists when a dial fails.
@@ -76,6 +77,11 @@ public actor Multiplexer {
             guard case .hello(let hello) = try SessionFrame(decoding: first) else { throw .missingHello }
             guard hello.role != role else { throw .roleConflict }
             guard hello.peer != localPeer else { throw .selfLink }
+            // Over a secure link the handshake has proven who is at the other end: the hello may
+            // not claim anyone else.
+            if let secure = link as? SecureLink, secure.peer.peerID != hello.peer {
+                throw .unauthenticatedPeer(claimed: hello.peer, authenticated: secure.peer.peerID)
+            }
             guard hello.receiveWindow >= 1 else { throw .windowTooSmall(hello.receiveWindow) }
             theirs = hello
         } catch {

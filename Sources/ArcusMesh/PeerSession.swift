@@ -56,6 +56,8 @@ public actor PeerSession {
 
     private var isClosed = false
     private var tasks: [Task<Void, Never>] = []
+    private var lastTick = ContinuousClock.now
+    private nonisolated var tickInterval: Duration { configuration.heartbeatInterval / 4 }
 
     private struct Outgoing {
         var sequence: Int
@@ -70,7 +72,11 @@ public actor PeerSession {
         let dialID: UInt64
         let peerIncarnation: UInt64
         var lastHeartbeatSent: ContinuousClock.Instant
+        /// How long the link has been silent, in ticks this process was awake for (see `tick`).
+        var silence: Duration = .zero
+        var heardAtLastTick: ContinuousClock.Instant
         var roundTrip: Duration?
+        var roundTripSamples = 0
         var dataFramesReceived = 0
         // Control frames waiting for the link's control sender: at most one of each.
         var pendingReply: Int?
@@ -100,7 +106,8 @@ public actor PeerSession {
     /// Starts the heartbeat ticker and the pump the first time there is a message or a link.
     private func startIfNeeded() {
         guard tasks.isEmpty, !isClosed else { return }
-        let tick = configuration.heartbeatInterval / 4
+        let tick = tickInterval
+        lastTick = .now
         tasks.append(Task { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: tick)
@@ -231,6 +238,7 @@ public actor PeerSession {
                 guard sample >= .zero else { return }
                 // Smoothed as TCP does, so that one late reply does not move traffic.
                 links[number]!.roundTrip = links[number]!.roundTrip.map { ($0 * 7 + sample) / 8 } ?? sample
+                links[number]!.roundTripSamples += 1
                 chooseActiveLink()
             }
             closeLinksYielding(to: number)
@@ -360,11 +368,25 @@ public actor PeerSession {
     }
 
     /// Sends heartbeats that are due and declares silent links dead.
+    ///
+    /// Silence is counted tick by tick, each tick adding at most two tick intervals: when this
+    /// process is starved (a busy CPU holds every thread for a second), nothing could have been
+    /// read either, and that time is not the peer's silence. Lateness that persists still adds
+    /// up, so a dead link is always found.
     private func tick() {
         let now = ContinuousClock.now
+        let elapsed = min(now - lastTick, tickInterval * 2)
+        lastTick = now
         for number in links.keys.sorted() {
             guard let link = links[number] else { continue }
-            if now - link.activity.lastHeardAt > configuration.deadAfter {
+            let heard = link.activity.lastHeardAt
+            if heard > link.heardAtLastTick {
+                links[number]!.heardAtLastTick = heard
+                links[number]!.silence = min(now - heard, elapsed)
+            } else {
+                links[number]!.silence += elapsed
+            }
+            if links[number]!.silence > configuration.deadAfter {
                 detach(number, .heartbeatsMissed)
                 continue
             }
@@ -400,7 +422,7 @@ public actor PeerSession {
         let now = ContinuousClock.now
         let link = AttachedLink(
             channel: channel, activity: activity, dialer: dialer, dialID: dialID, peerIncarnation: hello.incarnation,
-            lastHeartbeatSent: now
+            lastHeartbeatSent: now, heardAtLastTick: activity.lastHeardAt
         )
         links[number] = link
         eventSink.yield(.linkAdded(status(of: link, number: number)))
@@ -468,9 +490,14 @@ public actor PeerSession {
     /// what was in flight on the old link may be lost.
     private func chooseActiveLink() {
         let preference = configuration.preference
+        // A round trip counts once a few heartbeats have measured it: one late reply (a busy
+        // peer, a starved thread) must not move traffic off the preferred link.
+        func measured(_ link: AttachedLink) -> (LinkKind, Duration?) {
+            (link.kind, link.roundTripSamples >= 4 ? link.roundTrip : nil)
+        }
         let best = links.filter({ $0.value.yieldsTo == nil }).min { a, b in
-            if preference.prefers((a.value.kind, a.value.roundTrip), over: (b.value.kind, b.value.roundTrip)) { return true }
-            if preference.prefers((b.value.kind, b.value.roundTrip), over: (a.value.kind, a.value.roundTrip)) { return false }
+            if preference.prefers(measured(a.value), over: measured(b.value)) { return true }
+            if preference.prefers(measured(b.value), over: measured(a.value)) { return false }
             return a.key < b.key
         }?.key
         guard best != activeLinkNumber else { return }

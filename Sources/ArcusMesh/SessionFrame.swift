@@ -21,7 +21,7 @@ public struct LinkHello: Sendable, Hashable {
 /// link's MTU). A type byte, then fields; integers are LEB128 varints, like fragment lengths.
 ///
 /// ```
-/// 0x01 hello       version(1) role(1) dialID(8) incarnation(8) window(varint) idLength(1) id
+/// 0x01 hello       version(1) role(1) dialID(8) incarnation(8) window(varint) peer id(16)
 /// 0x02 data        sequence ack payload…
 /// 0x03 ack         ack
 /// 0x04 heartbeat   nonce ack
@@ -53,8 +53,7 @@ enum SessionFrame: Sendable, Equatable {
             appendFixed(hello.dialID, to: &bytes)
             appendFixed(hello.incarnation, to: &bytes)
             LengthPrefix.append(hello.receiveWindow, to: &bytes)
-            bytes.append(UInt8(hello.peer.name.utf8.count))
-            bytes += hello.peer.name.utf8
+            bytes += hello.peer.bytes
         case .data(let sequence, let ack, let payload):
             bytes.reserveCapacity(Self.dataOverhead + payload.count)
             bytes.append(Tag.data.rawValue)
@@ -89,12 +88,7 @@ enum SessionFrame: Sendable, Equatable {
             let dialID = try reader.fixed()
             let incarnation = try reader.fixed()
             let window = try reader.varint()
-            let length = Int(try reader.byte())
-            guard length >= 1, length <= PeerID.maximumLength else { throw .invalidPeerID(length: length) }
-            let name = try reader.bytes(length)
-            guard let text = String(validating: name, as: UTF8.self), let peer = PeerID(text) else {
-                throw .invalidPeerID(length: length)
-            }
+            guard let peer = PeerID(helloBytes: try reader.bytes(PeerID.size)) else { throw .truncated(frame: "hello") }
             try reader.finish()
             self = .hello(LinkHello(peer: peer, incarnation: incarnation, role: role, dialID: dialID, receiveWindow: window))
         case .data:

@@ -9,7 +9,8 @@ public enum SessionFrameError: Error, Sendable, Hashable, CustomStringConvertibl
     /// Bytes followed the last field.
     case trailingBytes(frame: String, count: Int)
     case unsupportedVersion(UInt8)
-    case invalidPeerID(length: Int)
+    /// The hello names another peer than the one the secure link's handshake authenticated.
+    case unauthenticatedPeer(claimed: PeerID, authenticated: PeerID)
     case unknownRole(UInt8)
     /// Both ends claim to have dialled the link, or neither does.
     case roleConflict
@@ -34,7 +35,7 @@ public enum SessionFrameError: Error, Sendable, Hashable, CustomStringConvertibl
         case .truncated(let frame): return "a \(frame) frame is cut short"
         case .trailingBytes(let frame, let count): return "a \(frame) frame has \(count) bytes after its last field"
         case .unsupportedVersion(let version): return "the peer speaks session version \(version); this side speaks \(SessionFrame.version)"
-        case .invalidPeerID(let length): return "a hello names a peer id of \(length) bytes (1–\(PeerID.maximumLength) of UTF-8 allowed)"
+        case .unauthenticatedPeer(let claimed, let authenticated): return "the hello claims peer \(claimed) but the handshake authenticated \(authenticated)"
         case .unknownRole(let role): return "a hello has unknown role \(role)"
         case .roleConflict: return "both ends claim the same role (dialer or acceptor) for the link"
         case .selfLink: return "the peer announced this peer's own id"

@@ -289,6 +289,10 @@ final class AttachmentFetches: Sendable {
 }
 
 extension SyncEngine {
+    /// How many peers a fetch may be relayed through: a blob is fetched from at most this many
+    /// links plus one away.
+    public static var attachmentRelays: Int { Int(AttachmentFetches.hops) }
+
     /// The attachment's bytes: from this store if it has them, else fetched from peers in
     /// chunks (resuming where an earlier attempt stopped), verified against the token's hash.
     /// Waits while no connected peer has it; cancel the task to give up.

@@ -12,6 +12,6 @@ struct Arcus: AsyncParsableCommand {
             workload trace through sync sessions; `arcus bench store` measures the store against plain \
             SQLite. Run `arcus help <command>` for any command's options.
             """,
-        subcommands: [Exec.self, Demo.self, Bench.self]
+        subcommands: [Exec.self, Demo.self, Bench.self, Mesh.self]
     )
 }

@@ -13,18 +13,30 @@ struct Demo: AsyncParsableCommand {
             write was lost, resurrected or duplicated, and prints one JSON line: converged, converge_s, \
             bytes_per_peer, messages, degree and more. Progress goes to standard error.
 
-            With --scenario failover: two peers joined by a fast (lan) and a slow (ble) emulated link, \
-            one session over both, each sending numbered messages to the other; the fast link is cut \
-            mid-run and restored later. Prints one JSON line: switch_s (from the cut until messages \
-            flow again), lost, duplicated, messages, seconds, seed.
+            --scenario attachment instead runs a chain of --hops + 1 peers: the first stores a blob of \
+            --bytes, the last fetches it through the others, and the link into the last peer drops \
+            half-way and comes back; the fetch resumes from the bytes that arrived, and the JSON line \
+            says whether the bytes verified.
 
-            Example: arcus demo --peers 16 --topology random --drops --seconds 60
-            Example: arcus demo --scenario failover --seconds 10
+            --scenario failover instead runs two peers joined by a fast (lan) and a slow (ble) \
+            emulated link, one session over both, each sending numbered messages to the other; the \
+            fast link is cut mid-run and restored later. Prints one JSON line: switch_s (from the cut \
+            until messages flow again), lost, duplicated, messages, seconds, seed.
+
+            Examples: arcus demo --peers 16 --topology random --drops --seconds 60
+                      arcus demo --scenario attachment --hops 2 --link ble --bytes 100000
+                      arcus demo --scenario failover --seconds 10
             """
     )
 
-    @Option(help: "What to run: mesh (N peers syncing stores) or failover (one session over a fast and a slow link, the fast one cut and restored).")
-    var scenario: DemoScenario = .mesh
+    @Option(help: "What to run: mesh (N peers writing and syncing), attachment (a blob fetched across hops, cut off half-way) or failover (one session over a fast and a slow link, the fast one cut and restored).")
+    var scenario: Scenario = .mesh
+
+    @Option(help: "With --scenario attachment, the hops between the blob and its fetcher.")
+    var hops = 2
+
+    @Option(help: "With --scenario attachment, the blob's size in bytes.")
+    var bytes = 256 << 10
 
     @Option(help: "How many peers.")
     var peers = 8
@@ -64,6 +76,10 @@ struct Demo: AsyncParsableCommand {
             throw ValidationError("--transport \(transport) is not available yet; use --transport loopback")
         }
         guard peers >= 1, peers <= 1024 else { throw ValidationError("--peers must be between 1 and 1024") }
+        guard hops >= 1, hops <= AttachmentDemo.maximumHops else {
+            throw ValidationError("--hops must be between 1 and \(AttachmentDemo.maximumHops): a fetch is relayed through at most \(AttachmentDemo.maximumHops - 1) peers (Docs/Sync.md, Attachments)")
+        }
+        guard bytes >= 2, bytes <= 1 << 30 else { throw ValidationError("--bytes must be between 2 and 1 GiB") }
         guard seconds >= 0, rate.map({ $0 > 0 }) ?? true, dropEvery > 0, settle > 0 else {
             throw ValidationError("--seconds must not be negative; --rate, --drop-every and --settle must be positive")
         }
@@ -72,11 +88,33 @@ struct Demo: AsyncParsableCommand {
     func run() async throws {
         switch scenario {
         case .mesh: try await runMesh()
+        case .attachment: try await runAttachment()
         case .failover: try await runFailover()
         }
     }
 
-    private func runFailover() async throws {
+    enum Scenario: String, ExpressibleByArgument, CaseIterable {
+        case mesh, attachment, failover
+    }
+
+    func runAttachment() async throws {
+        var options = AttachmentDemo.Options()
+        options.hops = hops
+        options.bytes = bytes
+        options.link = link
+        options.seed = seed ?? UInt64.random(in: 1...UInt64.max)
+        let quiet = self.quiet
+        if !quiet {
+            Terminal.writeError("demo: a \(bytes)-byte attachment across \(hops) hops of \(link.rawValue) links, seed \(options.seed)\n")
+        }
+        let figures = try await AttachmentDemo(options: options).run { line in
+            if !quiet { Terminal.writeError(line + "\n") }
+        }
+        print(figures.jsonLine)
+        if !figures.verified { throw ExitCode(1) }
+    }
+
+    func runFailover() async throws {
         var options = FailoverDemo.Options()
         options.seconds = seconds
         if let rate { options.rate = rate }
@@ -92,7 +130,7 @@ struct Demo: AsyncParsableCommand {
         if figures.lost > 0 || figures.duplicated > 0 || figures.switchSeconds == nil { throw ExitCode(1) }
     }
 
-    private func runMesh() async throws {
+    func runMesh() async throws {
         var options = MeshDemo.Options()
         options.peers = peers
         options.shape = topology
@@ -113,11 +151,6 @@ struct Demo: AsyncParsableCommand {
         print(figures.jsonLine)
         if !figures.converged { throw ExitCode(1) }
     }
-}
-
-/// Which demo `arcus demo` runs.
-enum DemoScenario: String, ExpressibleByArgument, CaseIterable {
-    case mesh, failover
 }
 
 extension Topology.Shape: ExpressibleByArgument {}

@@ -11,6 +11,8 @@ struct LinkConformanceTests {
         .loopback(.ble.accelerated(by: 10)),
         .loopback(.lan),
         .messageChannel(maximumMessageSize: 4096, over: .ble.accelerated(by: 20)),
+        .secure(over: .instant),
+        .secure(over: .ble.accelerated(by: 10)),
     ]
 
     @Test("messages of every size up to the MTU arrive whole and in order, both ways at once", arguments: transports)
@@ -72,11 +74,26 @@ extension LinkConformance {
             bufferLimit: conditions.queueLimitBytes
         )
     }
+
+    /// Secure links over a loopback pair, after a shared-secret handshake: sealing must keep
+    /// every part of the contract, the MTU less the tag.
+    static func secure(over conditions: LoopbackConditions) -> LinkConformance {
+        LinkConformance(
+            name: "secure link over loopback (\(conditions))",
+            makePair: {
+                let (a, b) = try await SecurityFixtures.securePair(conditions)
+                return (a, b)
+            },
+            sever: { link in loopbackLink(under: link).drop() },
+            bufferLimit: conditions.queueLimitBytes
+        )
+    }
 }
 
-/// The loopback link that carries `link`, through any message channels around it.
+/// The loopback link that carries `link`, through any message channels or secure links around it.
 func loopbackLink(under link: any Link) -> LoopbackLink {
     if let loopback = link as? LoopbackLink { return loopback }
     if let channel = link as? MessageChannel { return loopbackLink(under: channel.link) }
+    if let secure = link as? SecureLink { return loopbackLink(under: secure.link) }
     preconditionFailure("\(link.description) is not carried by a loopback link")
 }

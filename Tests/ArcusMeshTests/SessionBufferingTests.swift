@@ -46,7 +46,7 @@ struct SessionBufferingTests {
         var asked = false
         while let event = await events.next() {
             if case .needsLink(let peer) = event {
-                #expect(peer == "bravo")
+                #expect(peer == .bravo)
                 asked = true
                 break
             }

@@ -37,6 +37,13 @@ struct SessionFailoverTests {
         let sender = await peers.alphaSession, receiver = await peers.bravoSession
         try await eventually("both links bound") { let first = await sender.linkStatuses.count; let second = await receiver.linkStatuses.count; return first == 2 && second == 2 }
         #expect(await sender.activeLink?.kind == .lan)
+        let lanRemovals = Task {
+            var reasons: [LinkRemoval] = []
+            for await event in sender.events {
+                if case .linkRemoved(let link, let reason) = event, link.kind == .lan { reasons.append(reason) }
+            }
+            return reasons
+        }
 
         let arrivals = Arrivals()
         let consumer = Task { for await message in receiver.incoming { arrivals.record(message) } }
@@ -68,12 +75,15 @@ struct SessionFailoverTests {
         print("session failover: traffic resumed \(switchTime) after the cut; \(await receiver.duplicatesDropped) duplicates dropped")
         // Heartbeats every 250 ms, dead after 3 missed: about 0.8 s by design; five times that here.
         #expect(switchTime < .seconds(5))
-        #expect(switchTime >= .milliseconds(500), "the sender cannot know before heartbeats are missed")
         try await eventually("traffic returns to the restored LAN link") { await sender.activeLink?.kind == .lan }
         let rtt = await sender.linkStatuses.compactMap(\.roundTrip)
         #expect(!rtt.isEmpty, "heartbeats measured a round trip")
         consumer.cancel()
         await peers.close()
+        // Nobody closed the severed link: the sender found out by missed heartbeats (or, on a
+        // machine so busy that the restored link came first, let the new link replace it).
+        let reasons = await lanRemovals.value
+        #expect(reasons.first == .heartbeatsMissed || reasons.first == .duplicate, "the lan links were removed because: \(reasons)")
     }
 
     @Test("a clean close of the active link moves traffic at once and resends what was in flight")

@@ -22,8 +22,8 @@ struct SessionLivenessTests {
 
     @Test("a peer that restarts (new incarnation) starts both directions afresh, and nothing is dropped as a duplicate")
     func peerRestart() async throws {
-        let bravo = Multiplexer(localPeer: "bravo", configuration: SessionTestPeers.quickConfiguration)
-        let before = Multiplexer(localPeer: "alpha", configuration: SessionTestPeers.quickConfiguration)
+        let bravo = Multiplexer(localPeer: .bravo, configuration: SessionTestPeers.quickConfiguration)
+        let before = Multiplexer(localPeer: .alpha, configuration: SessionTestPeers.quickConfiguration)
         func link(_ alpha: Multiplexer) async throws {
             let (a, b) = Loopback.pair(.instant, name: "restart", kind: .lan)
             async let alphaSide = alpha.add(a, as: .dialer)
@@ -31,14 +31,14 @@ struct SessionLivenessTests {
             _ = try await (alphaSide, bravoSide)
         }
         try await link(before)
-        let bravoSession = await bravo.session(with: "alpha")
-        for index in 0..<3 { try await before.session(with: "bravo").send([UInt8(index)]) }
+        let bravoSession = await bravo.session(with: .alpha)
+        for index in 0..<3 { try await before.session(with: .bravo).send([UInt8(index)]) }
         #expect(try await bravoSession.incoming.next(3) == [[0], [1], [2]])
 
         await before.close()
-        let after = Multiplexer(localPeer: "alpha", configuration: SessionTestPeers.quickConfiguration)
+        let after = Multiplexer(localPeer: .alpha, configuration: SessionTestPeers.quickConfiguration)
         try await link(after)
-        let alphaSession = await after.session(with: "bravo")
+        let alphaSession = await after.session(with: .bravo)
         try await alphaSession.send([42])
         #expect(try await bravoSession.incoming.next(1) == [[42]], "the restarted peer's first message was taken for a duplicate")
         try await bravoSession.send([7])

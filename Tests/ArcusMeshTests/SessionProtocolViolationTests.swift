@@ -6,7 +6,7 @@ import Testing
 /// can act on; nothing crashes and nothing it announced is allocated before it is checked.
 @Suite("Session protocol violations", .serialized, .timeLimit(.minutes(1)))
 struct SessionProtocolViolationTests {
-    private static func hello(_ peer: PeerID = "mallory", role: LinkRole = .dialer, window: Int = 64) -> [UInt8] {
+    private static func hello(_ peer: PeerID = .mallory, role: LinkRole = .dialer, window: Int = 64) -> [UInt8] {
         SessionFrame.hello(LinkHello(peer: peer, incarnation: 7, role: role, dialID: 1, receiveWindow: window)).encoded()
     }
 
@@ -14,7 +14,7 @@ struct SessionProtocolViolationTests {
     private static func patientBravo() -> Multiplexer {
         var configuration = SessionConfiguration()
         configuration.heartbeatInterval = .seconds(60)
-        return Multiplexer(localPeer: "bravo", configuration: configuration)
+        return Multiplexer(localPeer: .bravo, configuration: configuration)
     }
 
     /// Bravo's multiplexer accepts a link whose other end the test drives by hand, through a
@@ -96,12 +96,13 @@ struct SessionProtocolViolationTests {
     @Test("a malformed or contradictory hello refuses the link before any session sees it", arguments: [
         ([0x01, 9] as [UInt8], "a hello of another version"),
         ([0x02, 1, 0], "data before the hello"),
-        ([0x01, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7, 64, 200, 1, 2], "a peer id of 200 bytes"),
-        ([0x01, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7, 64, 2, 0xFF, 0xFE], "a peer id that is not UTF-8"),
+        ([0x01, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7, 64, 1, 2], "a hello cut short inside the peer id"),
+        ([0x01, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7, 64] + [UInt8](repeating: 1, count: 17), "a hello with a byte after the peer id"),
+        ([0x01, 1, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7, 64] + [UInt8](repeating: 1, count: 16), "a hello with an unknown role"),
         ([], "an empty frame"),
     ])
     func badHello(frame: [UInt8], what: String) async throws {
-        let bravo = Multiplexer(localPeer: "bravo")
+        let bravo = Multiplexer(localPeer: .bravo)
         let (channel, admission) = try await Self.handDrivenLink(bravo)
         try await channel.send(frame)
         await #expect(throws: LinkAdmissionError.self, "\(what)") { _ = try await admission.value }
@@ -112,9 +113,9 @@ struct SessionProtocolViolationTests {
     func roleConflictAndSelfLink() async throws {
         for (hello, expected) in [
             (Self.hello(role: .acceptor), SessionFrameError.roleConflict),
-            (Self.hello("bravo"), SessionFrameError.selfLink),
+            (Self.hello(.bravo), SessionFrameError.selfLink),
         ] {
-            let bravo = Multiplexer(localPeer: "bravo")
+            let bravo = Multiplexer(localPeer: .bravo)
             let (channel, admission) = try await Self.handDrivenLink(bravo)
             try await channel.send(hello)
             do {
@@ -133,7 +134,7 @@ struct SessionProtocolViolationTests {
     func helloTimeout() async throws {
         var configuration = SessionConfiguration()
         configuration.helloTimeout = .milliseconds(200)
-        let bravo = Multiplexer(localPeer: "bravo", configuration: configuration)
+        let bravo = Multiplexer(localPeer: .bravo, configuration: configuration)
         let (_, admission) = try await Self.handDrivenLink(bravo)
         do {
             _ = try await admission.value

@@ -1,5 +1,12 @@
 import ArcusLoopback
-import ArcusMesh
+@testable import ArcusMesh
+
+extension PeerID {
+    /// Fixed ids, so that tests know which is smaller: alpha < bravo < mallory.
+    static let alpha = PeerID(helloBytes: [UInt8](repeating: 0x0A, count: PeerID.size))!
+    static let bravo = PeerID(helloBytes: [UInt8](repeating: 0x0B, count: PeerID.size))!
+    static let mallory = PeerID(helloBytes: [UInt8](repeating: 0x0C, count: PeerID.size))!
+}
 
 /// Two peers, `alpha` < `bravo` by id, each with its own multiplexer, and the loopback links a
 /// test makes between them.
@@ -8,8 +15,8 @@ struct SessionTestPeers {
     let bravo: Multiplexer
 
     init(configuration: SessionConfiguration = SessionTestPeers.quickConfiguration) {
-        alpha = Multiplexer(localPeer: "alpha", configuration: configuration)
-        bravo = Multiplexer(localPeer: "bravo", configuration: configuration)
+        alpha = Multiplexer(localPeer: .alpha, configuration: configuration)
+        bravo = Multiplexer(localPeer: .bravo, configuration: configuration)
     }
 
     /// For tests that are not about failover timing: heartbeats every second (dead after three
@@ -22,16 +29,16 @@ struct SessionTestPeers {
         return configuration
     }
 
-    var alphaSession: PeerSession { get async { await alpha.session(with: "bravo") } }
-    var bravoSession: PeerSession { get async { await bravo.session(with: "alpha") } }
+    var alphaSession: PeerSession { get async { await alpha.session(with: .bravo) } }
+    var bravoSession: PeerSession { get async { await bravo.session(with: .alpha) } }
 
     /// A link of `kind` that `dialer` opened and the other accepted, bound on both sides. Returns
     /// alpha's end and bravo's end.
     @discardableResult
-    func link(_ conditions: LoopbackConditions = .instant, kind: LinkKind, dialer: PeerID = "alpha", name: String? = nil) async throws -> (alpha: LoopbackLink, bravo: LoopbackLink) {
+    func link(_ conditions: LoopbackConditions = .instant, kind: LinkKind, dialer: PeerID = .alpha, name: String? = nil) async throws -> (alpha: LoopbackLink, bravo: LoopbackLink) {
         let (a, b) = Loopback.pair(conditions, name: name ?? "\(kind)", kind: kind)
-        let alphaRole: LinkRole = dialer == "alpha" ? .dialer : .acceptor
-        let bravoRole: LinkRole = dialer == "alpha" ? .acceptor : .dialer
+        let alphaRole: LinkRole = dialer == .alpha ? .dialer : .acceptor
+        let bravoRole: LinkRole = dialer == .alpha ? .acceptor : .dialer
         async let alphaSide = alpha.add(a, as: alphaRole)
         async let bravoSide = bravo.add(b, as: bravoRole)
         _ = try await (alphaSide, bravoSide)

@@ -37,7 +37,7 @@ public struct StoreBench {
                 ("indexed_select_ratio", r(arcusIndexedSelectMilliseconds / sqliteIndexedSelectMilliseconds)),
                 ("select_rows", .int(Int64(selectRows))), ("observer_latency_ms", r(observerLatencyMilliseconds)),
             ]
-            return "{" + fields.map { "\(Value.string($0.0).jsonString): \($0.1.jsonString)" }.joined(separator: ", ") + "}"
+            return FigureLine.json(fields)
         }
     }
 

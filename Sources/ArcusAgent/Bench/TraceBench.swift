@@ -49,7 +49,7 @@ public struct TraceBench {
                 ("write_s", r(stages.write, 4)), ("sync_select_s", r(stages.select, 4)), ("sync_encode_s", r(stages.encode, 4)),
                 ("sync_decode_s", r(stages.decode, 4)), ("sync_join_s", r(stages.join, 4)),
             ]
-            return "{" + fields.map { "\(Value.string($0.0).jsonString): \($0.1.jsonString)" }.joined(separator: ", ") + "}"
+            return FigureLine.json(fields)
         }
     }
 

@@ -43,7 +43,7 @@ public struct FailoverDemo: Sendable {
                 ("return_s", rounded(returnSeconds)), ("messages", .int(Int64(messages))),
                 ("seconds", .double(seconds)), ("seed", .string(String(seed))),
             ]
-            return "{" + fields.map { "\(Value.string($0.0).jsonString): \($0.1.jsonString)" }.joined(separator: ", ") + "}"
+            return FigureLine.json(fields)
         }
     }
 
@@ -54,8 +54,9 @@ public struct FailoverDemo: Sendable {
     }
 
     public func run(progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> Figures {
-        let alpha = Multiplexer(localPeer: "alpha", configuration: options.session)
-        let bravo = Multiplexer(localPeer: "bravo", configuration: options.session)
+        let alphaID = PeerIdentity().peerID, bravoID = PeerIdentity().peerID
+        let alpha = Multiplexer(localPeer: alphaID, configuration: options.session)
+        let bravo = Multiplexer(localPeer: bravoID, configuration: options.session)
         func connect(_ conditions: LoopbackConditions, _ kind: LinkKind, _ name: String) async throws -> SeverableLink {
             let (a, b) = Loopback.severablePair(conditions, name: name, kind: kind)
             async let alphaSide = alpha.add(a, as: .dialer)
@@ -65,7 +66,7 @@ public struct FailoverDemo: Sendable {
         }
         let fast = try await connect(.lan, .lan, "lan")
         _ = try await connect(.ble, .bluetooth, "ble")
-        let alphaSession = await alpha.session(with: "bravo"), bravoSession = await bravo.session(with: "alpha")
+        let alphaSession = await alpha.session(with: bravoID), bravoSession = await bravo.session(with: alphaID)
         let directions = [
             FailoverDirection(name: "alpha→bravo", sender: alphaSession, receiver: bravoSession),
             FailoverDirection(name: "bravo→alpha", sender: bravoSession, receiver: alphaSession),

@@ -91,6 +91,11 @@ public final class LoopbackMesh: Sendable {
         state.withLock { $0.ends[index].reduce(0) { $0 + $1.link.statistics.bytesSent } }
     }
 
+    /// Bytes peer `index` has taken from its links so far (fragment headers included).
+    public func bytesReceived(by index: Int) -> Int {
+        state.withLock { $0.ends[index].reduce(0) { $0 + $1.link.statistics.bytesReceived } }
+    }
+
     /// Sync frames peer `index` has sent so far.
     public func framesSent(by index: Int) -> Int {
         state.withLock { $0.ends[index].reduce(0) { $0 + $1.channel.framesSent.frames } }

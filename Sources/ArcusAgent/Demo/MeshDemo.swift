@@ -66,7 +66,7 @@ public struct MeshDemo: Sendable {
                 ("lost", .int(Int64(verification.lost))), ("resurrected", .int(Int64(verification.resurrected))),
                 ("unexpected", .int(Int64(verification.unexpected))), ("seed", .string(String(seed))),
             ]
-            return "{" + fields.map { "\(Value.string($0.0).jsonString): \($0.1.jsonString)" }.joined(separator: ", ") + "}"
+            return FigureLine.json(fields)
         }
     }
 

@@ -1,0 +1,325 @@
+import ArcusCodec
+import Crypto
+import Foundation
+
+/// Which end of a link a peer is in the handshake: the one that opened it initiates.
+public enum HandshakeRole: Sendable {
+    case initiator, responder
+}
+
+/// Turns a fresh link into a `SecureLink`: both peers prove they belong to the mesh, learn each
+/// other's identity and permissions, and agree on keys that no recording of the link can recover
+/// later (forward secrecy: the keys come from ephemeral X25519 keys that are then forgotten).
+///
+/// The pattern is Noise XX (Noise_XX_25519_ChaChaPoly_SHA256; with a shared secret,
+/// Noise_XXpsk0, the secret mixed in before the first message), followed by one confirmation:
+/// ```
+/// → version, mode, e                     [psk: tag proving the secret]
+/// ← e, ee, s, es, {proof}
+/// → s, se, {proof}
+/// ← first session frame (empty), sealed: the responder accepted the initiator
+/// ```
+/// A proof is the peer's certificate, or with a shared secret its signing public key. Static keys
+/// and proofs travel encrypted, so a listener learns no identity. The confirmation lets both
+/// callers know the outcome: neither gets a `SecureLink` unless both accepted.
+///
+/// Handshake messages are cut into fragments that fit the link's MTU with `MessageChannel`'s
+/// format (a certificate can outgrow a 244-byte BLE packet); session frames are not fragmented.
+///
+/// The whole exchange must end within `timeout`; otherwise the link is closed and `secure`
+/// throws `HandshakeError.timedOut`, so a silent or stalled peer never wedges the caller. On any
+/// failure the link is closed.
+public struct MeshHandshake: Sendable {
+    public static let version: UInt8 = 1
+    public static let defaultTimeout: Duration = .seconds(10)
+    /// The largest handshake message accepted: a proof with the largest certificate, and room.
+    static let maximumMessageSize = 32 << 10
+
+    public let identity: PeerIdentity
+    public let credential: MeshCredential
+    public var timeout: Duration
+    /// The time that certificates' expiry is checked against.
+    public var now: @Sendable () -> Date
+
+    public init(
+        identity: PeerIdentity, credential: MeshCredential, timeout: Duration = Self.defaultTimeout,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.identity = identity
+        self.credential = credential
+        self.timeout = timeout
+        self.now = now
+    }
+
+    /// The smallest link MTU a secure session works over: a tag and one byte.
+    public static let minimumMTU = max(FrameCipher.overhead + 1, MessageFragments.minimumMTU(forMessagesUpTo: maximumMessageSize))
+
+    /// Runs the handshake on `link`, which neither side may have used yet, and returns the secure
+    /// link that replaces it. Throws `HandshakeError` (or `CancellationError` if the task is
+    /// cancelled) after closing the link.
+    public func secure(_ link: any Link, as role: HandshakeRole) async throws -> SecureLink {
+        guard link.mtu >= Self.minimumMTU else {
+            link.close()
+            throw HandshakeError.linkTooSmall(mtu: link.mtu, needed: Self.minimumMTU)
+        }
+        if case .certificate(let certificate, _) = credential, certificate.publicKey != identity.publicKey {
+            link.close()
+            throw HandshakeError.certificateNotForThisIdentity
+        }
+        let timeout = self.timeout
+        do {
+            return try await withThrowingTaskGroup(of: SecureLink?.self) { group in
+                group.addTask {
+                    var exchange = HandshakeExchange(handshake: self, link: link)
+                    switch role {
+                    case .initiator: return try await exchange.initiate()
+                    case .responder: return try await exchange.respond()
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let secured = first else {
+                    // Closing first ends whatever the exchange awaits on the link.
+                    link.close()
+                    throw HandshakeError.timedOut(after: timeout, link: link.description)
+                }
+                return secured
+            }
+        } catch {
+            link.close()
+            throw error
+        }
+    }
+}
+
+/// One run of the handshake on one link: the Noise state and the steps of both roles.
+private struct HandshakeExchange {
+    let handshake: MeshHandshake
+    let link: any Link
+    let inbound: InboundFrames
+    var state: NoiseSymmetricState
+    let ephemeral = Curve25519.KeyAgreement.PrivateKey()
+
+    init(handshake: MeshHandshake, link: any Link) {
+        self.handshake = handshake
+        self.link = link
+        inbound = InboundFrames(link: link)
+        switch handshake.credential {
+        case .sharedSecret: state = NoiseSymmetricState(protocolName: "Noise_XXpsk0_25519_ChaChaPoly_SHA256")
+        case .certificate: state = NoiseSymmetricState(protocolName: "Noise_XX_25519_ChaChaPoly_SHA256")
+        }
+    }
+
+    private var header: [UInt8] { [MeshHandshake.version, handshake.credential.mode.rawValue] }
+
+    private var isSharedSecret: Bool { handshake.credential.mode == .sharedSecret }
+
+    mutating func initiate() async throws -> SecureLink {
+        // → version, mode, e [psk tag]
+        beginTranscript()
+        var first = header + Array(ephemeral.publicKey.rawRepresentation)
+        mixEphemeral(ephemeral.publicKey)
+        first += try encrypt([])
+        try await send(first, step: "sending the first message")
+
+        // ← e, ee, s, es, {proof}
+        var reader = ByteReader(try await receive(step: "waiting for the responder's keys"))
+        let remoteEphemeral = try readPublicKey(&reader, what: "the responder's ephemeral key")
+        mixEphemeral(remoteEphemeral)
+        state.mixKey(try agree(ephemeral, remoteEphemeral))
+        let remoteStatic = try decryptPublicKey(&reader, what: "the responder's static key")
+        state.mixKey(try agree(ephemeral, remoteStatic))
+        let peer = try authenticate(proof: try decrypt(rest(of: reader), what: "the responder's proof"), remoteStatic: remoteStatic)
+
+        // → s, se, {proof}
+        var third = try encrypt(Array(handshake.identity.agreementKey.publicKey.rawRepresentation))
+        state.mixKey(try agree(handshake.identity.agreementKey, remoteEphemeral))
+        third += try encrypt(proof)
+        try await send(third, step: "sending this peer's proof")
+
+        // ← the confirmation, the responder's first session frame
+        let (sending, receiving) = state.split()
+        guard let confirmation = await inbound.nextFrame() else {
+            throw HandshakeError.linkClosed(link: link.description, step: "waiting for the responder to accept this peer's proof")
+        }
+        var confirmed = receiving
+        guard confirmed.open(confirmation) == [] else {
+            throw HandshakeError.malformedMessage("the responder's confirmation did not authenticate")
+        }
+        await inbound.startSession(receivingWith: confirmed)
+        return SecureLink(link: link, peer: peer, inbound: inbound, sending: sending)
+    }
+
+    mutating func respond() async throws -> SecureLink {
+        // → version, mode, e [psk tag]
+        var reader = ByteReader(try await receive(step: "waiting for the initiator's first message"))
+        let version = try readByte(&reader), mode = try readByte(&reader)
+        guard version == MeshHandshake.version else { throw HandshakeError.unsupportedVersion(version) }
+        guard mode == handshake.credential.mode.rawValue else {
+            guard let remote = HandshakeMode(rawValue: mode) else { throw HandshakeError.malformedMessage("unknown mode \(mode)") }
+            throw HandshakeError.modeMismatch(local: handshake.credential.mode, remote: remote)
+        }
+        beginTranscript()
+        let remoteEphemeral = try readPublicKey(&reader, what: "the initiator's ephemeral key")
+        mixEphemeral(remoteEphemeral)
+        guard try decrypt(rest(of: reader), what: "the initiator's first message").isEmpty else {
+            throw HandshakeError.malformedMessage("the first message carries an unexpected payload")
+        }
+
+        // ← e, ee, s, es, {proof}
+        var second = Array(ephemeral.publicKey.rawRepresentation)
+        mixEphemeral(ephemeral.publicKey)
+        state.mixKey(try agree(ephemeral, remoteEphemeral))
+        second += try encrypt(Array(handshake.identity.agreementKey.publicKey.rawRepresentation))
+        state.mixKey(try agree(handshake.identity.agreementKey, remoteEphemeral))
+        second += try encrypt(proof)
+        try await send(second, step: "sending this peer's keys")
+
+        // → s, se, {proof}
+        reader = ByteReader(try await receive(step: "waiting for the initiator's proof"))
+        let remoteStatic = try decryptPublicKey(&reader, what: "the initiator's static key")
+        state.mixKey(try agree(ephemeral, remoteStatic))
+        let peer = try authenticate(proof: try decrypt(rest(of: reader), what: "the initiator's proof"), remoteStatic: remoteStatic)
+
+        // ← the confirmation
+        let (receiving, sending) = state.split()
+        guard let confirmation = sending.seal([]) else { throw HandshakeError.malformedMessage("the session keys are spent") }
+        var confirmed = sending
+        confirmed.advance()
+        try await send(frame: confirmation, step: "confirming the session")
+        await inbound.startSession(receivingWith: receiving)
+        return SecureLink(link: link, peer: peer, inbound: inbound, sending: confirmed)
+    }
+
+    // MARK: Noise steps
+
+    /// The prologue: both sides hash the version and mode, so a downgrade is caught.
+    private mutating func beginTranscript() {
+        state.mixHash(Array("arcus mesh handshake".utf8) + header)
+        if case .sharedSecret(let secret) = handshake.credential { state.mixKeyAndHash(secret.presharedKey) }
+    }
+
+    /// The `e` token: with a pre-shared key, the ephemeral key also feeds the chaining key.
+    private mutating func mixEphemeral(_ key: Curve25519.KeyAgreement.PublicKey) {
+        let bytes = Array(key.rawRepresentation)
+        state.mixHash(bytes)
+        if isSharedSecret { state.mixKey(bytes) }
+    }
+
+    private func agree(_ privateKey: Curve25519.KeyAgreement.PrivateKey, _ publicKey: Curve25519.KeyAgreement.PublicKey) throws -> [UInt8] {
+        do {
+            return try privateKey.sharedSecretFromKeyAgreement(with: publicKey).withUnsafeBytes { Array($0) }
+        } catch {
+            // A low-order point gives an all-zero secret, which swift-crypto refuses.
+            throw HandshakeError.malformedMessage("the peer sent a key that gives no shared secret")
+        }
+    }
+
+    private mutating func encrypt(_ plaintext: [UInt8]) throws -> [UInt8] {
+        guard let ciphertext = state.encryptAndHash(plaintext) else { throw HandshakeError.malformedMessage("the handshake keys are spent") }
+        return ciphertext
+    }
+
+    private mutating func decrypt(_ ciphertext: [UInt8], what: String) throws -> [UInt8] {
+        guard let plaintext = state.decryptAndHash(ciphertext) else {
+            // With a shared secret every key depends on it: failing to decrypt means the peer lacks it.
+            if isSharedSecret { throw HandshakeError.membershipNotProven(link: link.description) }
+            throw HandshakeError.malformedMessage("\(what) did not authenticate")
+        }
+        return plaintext
+    }
+
+    private mutating func decryptPublicKey(_ reader: inout ByteReader, what: String) throws -> Curve25519.KeyAgreement.PublicKey {
+        let size = state.encryptedSize(of: 32)
+        guard reader.remaining >= size else { throw HandshakeError.malformedMessage("\(what) is cut short") }
+        let bytes = try decrypt(Array(try reader.readBytes(size)), what: what)
+        guard let key = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: bytes) else {
+            throw HandshakeError.malformedMessage("\(what) is not an X25519 key")
+        }
+        return key
+    }
+
+    private func readPublicKey(_ reader: inout ByteReader, what: String) throws -> Curve25519.KeyAgreement.PublicKey {
+        guard reader.remaining >= 32, let key = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: Array(try reader.readBytes(32))) else {
+            throw HandshakeError.malformedMessage("\(what) is cut short")
+        }
+        return key
+    }
+
+    private func readByte(_ reader: inout ByteReader) throws -> UInt8 {
+        guard let byte = try? reader.readByte() else { throw HandshakeError.malformedMessage("the first message is cut short") }
+        return byte
+    }
+
+    private func rest(of reader: ByteReader) -> [UInt8] {
+        Array(reader.bytes[reader.offset..<reader.end])
+    }
+
+    // MARK: Proofs
+
+    /// What this side shows the other: its certificate, or with a shared secret its signing key.
+    private var proof: [UInt8] {
+        switch handshake.credential {
+        case .sharedSecret: return Array(handshake.identity.publicKey.signingKey.rawRepresentation)
+        case .certificate(let certificate, _): return certificate.encoded
+        }
+    }
+
+    /// The peer, if `proof` admits the holder of `remoteStatic` (whose possession the DH steps proved).
+    private func authenticate(proof: [UInt8], remoteStatic: Curve25519.KeyAgreement.PublicKey) throws -> AuthenticatedPeer {
+        switch handshake.credential {
+        case .sharedSecret:
+            guard let signingKey = try? Curve25519.Signing.PublicKey(rawRepresentation: proof) else {
+                throw HandshakeError.malformedMessage("the peer's signing key is not 32 bytes of Ed25519")
+            }
+            // The peer id hashes the agreement key too, so a borrowed signing key names a new peer,
+            // never the key's owner.
+            let publicKey = PeerPublicKey(signingKey: signingKey, agreementKey: remoteStatic)
+            return AuthenticatedPeer(publicKey: publicKey, name: nil, permissions: .full, certificate: nil)
+        case .certificate(_, let authority):
+            do {
+                let certificate = try PeerCertificate(decoding: proof)
+                try certificate.verify(authority: authority, now: handshake.now())
+                guard certificate.publicKey.agreementKeyBytes.elementsEqual(remoteStatic.rawRepresentation) else {
+                    throw CertificateError.notForThisPeer(peer: certificate.name)
+                }
+                return AuthenticatedPeer(
+                    publicKey: certificate.publicKey, name: certificate.name, permissions: certificate.permissions, certificate: certificate
+                )
+            } catch let error as CertificateError {
+                throw HandshakeError.certificateRefused(error)
+            }
+        }
+    }
+
+    // MARK: Messages
+
+    private func send(_ message: [UInt8], step: String) async throws {
+        for fragment in MessageFragments(message, mtu: link.mtu) { try await send(frame: fragment, step: step) }
+    }
+
+    private func send(frame: [UInt8], step: String) async throws {
+        do {
+            try await link.send(frame)
+        } catch LinkError.closed {
+            throw HandshakeError.linkClosed(link: link.description, step: step)
+        }
+    }
+
+    /// The next whole handshake message, rebuilt from its fragments.
+    private func receive(step: String) async throws -> [UInt8] {
+        var reassembler = FragmentReassembler(maximumMessageSize: MeshHandshake.maximumMessageSize)
+        while let fragment = await inbound.nextFrame() {
+            do {
+                if let message = try reassembler.accept(fragment) { return message }
+            } catch {
+                throw HandshakeError.malformedMessage("\(error) (\(step))")
+            }
+        }
+        try Task.checkCancellation()
+        throw HandshakeError.linkClosed(link: link.description, step: step)
+    }
+}

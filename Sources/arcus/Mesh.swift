@@ -1,0 +1,91 @@
+import ArcusAgent
+import ArgumentParser
+import Foundation
+
+struct Mesh: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Make a mesh authority and issue the certificates that admit peers to the mesh.",
+        discussion: """
+            A mesh proves membership with a shared secret (small fleets) or with certificates that \
+            one authority key signs. Example:
+              arcus mesh init --out ./authority
+              arcus mesh issue --authority ./authority --peer gate-7 --public-key <128 hex digits> \\
+                --read cars,trucks --write cars --days 365 --out gate-7.cert
+            Give every peer ./authority/authority.pub and its own certificate; keep authority.key offline.
+            """,
+        subcommands: [Init.self, Issue.self]
+    )
+
+    struct Init: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a mesh authority: authority.key (private, mode 0600) and authority.pub in DIR."
+        )
+
+        @Option(help: "The directory to create the authority in (created if needed; must not hold one already).")
+        var out: String
+
+        func run() throws {
+            try reportingErrors { print(try AuthorityDirectory(out).create()) }
+        }
+    }
+
+    struct Issue: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Sign a certificate admitting one peer to the mesh, with its permissions.",
+            discussion: "Prints one JSON line describing the certificate. Without --read or --write the peer may read or write nothing."
+        )
+
+        @Option(help: "The authority directory `arcus mesh init` made.")
+        var authority: String
+
+        @Option(help: "The peer's name in the mesh (1 to 128 bytes).")
+        var peer: String
+
+        @Option(name: .customLong("public-key"), help: "The peer's public key: 128 hex digits.")
+        var publicKey: String?
+
+        @Option(help: "The peer's identity file, instead of --public-key.")
+        var identity: String?
+
+        @Option(help: "Collections the peer may read, comma-separated, or * for all.")
+        var read: String = ""
+
+        @Option(help: "Collections the peer may write, comma-separated, or * for all.")
+        var write: String = ""
+
+        @Option(help: "Days until the certificate expires (default: never).")
+        var days: Int?
+
+        @Option(help: "The file to write the certificate to.")
+        var out: String
+
+        func validate() throws {
+            guard (publicKey == nil) != (identity == nil) else {
+                throw ValidationError("give the peer's key with exactly one of --public-key HEX and --identity FILE")
+            }
+        }
+
+        func run() throws {
+            let source: CertificateRequest.PublicKeySource = publicKey.map { .hex($0) } ?? .identityFile(identity ?? "")
+            let request = CertificateRequest(
+                authority: AuthorityDirectory(authority), peerName: peer, publicKey: source,
+                read: collections(read), write: collections(write), days: days, output: out
+            )
+            try reportingErrors { print(try request.issue()) }
+        }
+
+        private func collections(_ list: String) -> [String] {
+            list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+    }
+}
+
+/// Runs `body`, printing a `CommandError` on standard error and exiting with its status.
+private func reportingErrors(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let error as CommandError {
+        Terminal.writeError(error.message + "\n")
+        throw ExitCode(error.exitStatus)
+    }
+}

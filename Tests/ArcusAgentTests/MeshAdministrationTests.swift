@@ -1,0 +1,75 @@
+import ArcusAgent
+import ArcusMesh
+import Foundation
+import Testing
+
+@Suite("arcus mesh init and issue")
+struct MeshAdministrationTests {
+    @Test("init makes an owner-only authority key and refuses to replace it")
+    func initialize() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let authority = AuthorityDirectory(directory.appendingPathComponent("authority").path)
+        _ = try authority.create()
+        let keyPath = authority.url.appendingPathComponent("authority.key").path
+        #expect(try FileManager.default.attributesOfItem(atPath: keyPath)[.posixPermissions] as? Int == 0o600)
+
+        let error = #expect(throws: CommandError.self) { try authority.create() }
+        #expect(error?.message.contains("already exists") == true && error?.exitStatus == 2)
+    }
+
+    @Test("issue signs a certificate for an identity file that verifies with authority.pub and carries the permissions")
+    func issue() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let authority = AuthorityDirectory(directory.appendingPathComponent("authority").path)
+        _ = try authority.create()
+        let identityURL = directory.appendingPathComponent("identity")
+        let identity = try PeerIdentity.load(orCreateAt: identityURL)
+        let output = directory.appendingPathComponent("gate.cert").path
+        let now = Date()
+        let request = CertificateRequest(
+            authority: authority, peerName: "gate-7", publicKey: .identityFile(identityURL.path),
+            read: ["cars", "trucks"], write: ["cars"], days: 30, output: output
+        )
+        let summary = try request.issue(now: now)
+        #expect(summary.contains("\"peer_id\": \"\(identity.peerID)\""))
+
+        let publicText = try String(contentsOf: authority.url.appendingPathComponent("authority.pub"), encoding: .utf8)
+        let authorityKey = try #require(Hex.decode(publicText).flatMap { AuthorityPublicKey(bytes: $0) })
+        let certificate = try PeerCertificate(decoding: Array(try Data(contentsOf: URL(fileURLWithPath: output))))
+        try certificate.verify(authority: authorityKey, now: now)
+        #expect(certificate.publicKey == identity.publicKey && certificate.name == "gate-7")
+        #expect(certificate.permissions == CollectionPermissions(read: CollectionSet(["cars", "trucks"]), write: CollectionSet(["cars"])))
+        #expect(throws: CertificateError.self) { try certificate.verify(authority: authorityKey, now: now.addingTimeInterval(31 * 86_400)) }
+    }
+
+    @Test("bad input is refused with exit status 2 and a message naming the option")
+    func badInput() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let authority = AuthorityDirectory(directory.appendingPathComponent("authority").path)
+        let output = directory.appendingPathComponent("out.cert").path
+        func request(_ key: CertificateRequest.PublicKeySource, days: Int? = nil) -> CertificateRequest {
+            CertificateRequest(authority: authority, peerName: "p", publicKey: key, read: [], write: [], days: days, output: output)
+        }
+        let key = PeerIdentity().publicKey.description
+
+        let missing = #expect(throws: CommandError.self) { try request(.hex(key)).issue() }
+        #expect(missing?.message.contains("arcus mesh init") == true)
+        _ = try authority.create()
+        let notHex = #expect(throws: CommandError.self) { try request(.hex("xyz")).issue() }
+        #expect(notHex?.message.contains("--public-key") == true && notHex?.exitStatus == 2)
+        let short = #expect(throws: CommandError.self) { try request(.hex("abcd")).issue() }
+        #expect(short?.message.contains("64 bytes") == true)
+        let days = #expect(throws: CommandError.self) { try request(.hex(key), days: 0).issue() }
+        #expect(days?.message.contains("--days") == true)
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
+    private func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-mesh-admin-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
