@@ -103,12 +103,8 @@ struct Demo: AsyncParsableCommand {
         options.bytes = bytes
         options.link = link
         options.seed = seed ?? UInt64.random(in: 1...UInt64.max)
-        let quiet = self.quiet
-        if !quiet {
-            Terminal.writeError("demo: a \(bytes)-byte attachment across \(hops) hops of \(link.rawValue) links, seed \(options.seed)\n")
-        }
-        let figures = try await AttachmentDemo(options: options).run { line in
-            if !quiet { Terminal.writeError(line + "\n") }
+        let figures = try await withProgress("demo: a \(bytes)-byte attachment across \(hops) hops of \(link.rawValue) links, seed \(options.seed)") {
+            try await AttachmentDemo(options: options).run(progress: $0)
         }
         print(figures.jsonLine)
         if !figures.verified { throw ExitCode(1) }
@@ -119,15 +115,22 @@ struct Demo: AsyncParsableCommand {
         options.seconds = seconds
         if let rate { options.rate = rate }
         options.seed = seed ?? UInt64.random(in: 1...UInt64.max)
-        let quiet = self.quiet
-        if !quiet {
-            Terminal.writeError("demo: failover between a lan and a ble link, \(options.rate) messages/s each way, seed \(options.seed)\n")
-        }
-        let figures = try await FailoverDemo(options: options).run { line in
-            if !quiet { Terminal.writeError(line + "\n") }
+        let figures = try await withProgress("demo: failover between a lan and a ble link, \(options.rate) messages/s each way, seed \(options.seed)") {
+            try await FailoverDemo(options: options).run(progress: $0)
         }
         print(figures.jsonLine)
         if figures.lost > 0 || figures.duplicated > 0 || figures.switchSeconds == nil { throw ExitCode(1) }
+    }
+
+    /// Runs a scenario with `header` and its progress lines on standard error, unless --quiet.
+    private func withProgress<Figures>(
+        _ header: String, _ run: (@escaping @Sendable (String) -> Void) async throws -> Figures
+    ) async throws -> Figures {
+        let quiet = self.quiet
+        if !quiet { Terminal.writeError(header + "\n") }
+        return try await run { line in
+            if !quiet { Terminal.writeError(line + "\n") }
+        }
     }
 
     func runMesh() async throws {
