@@ -18,7 +18,7 @@ struct LinkConformance: Sendable, CustomTestStringConvertible {
     /// suspends.
     let bufferLimit: Int
     /// The longest any one step may take.
-    var stepLimit: Duration = .seconds(10)
+    var stepLimit: Duration = .seconds(45)
 
     var testDescription: String { name }
 

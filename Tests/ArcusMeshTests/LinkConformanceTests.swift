@@ -4,7 +4,7 @@ import Testing
 
 /// The conformance checks, run for every transport in `transports`. A new transport adds its
 /// own `LinkConformance` here (or runs the same tests in its own target).
-@Suite("Link conformance", .timeLimit(.minutes(1)))
+@Suite("Link conformance", .timeLimit(.minutes(2)))
 struct LinkConformanceTests {
     static let transports: [LinkConformance] = [
         .loopback(.instant),

@@ -2,7 +2,7 @@ import ArcusLoopback
 import ArcusMesh
 import Testing
 
-@Suite("Message channel", .timeLimit(.minutes(1)))
+@Suite("Message channel", .timeLimit(.minutes(2)))
 struct MessageChannelTests {
     /// A link with a large MTU, and one with BLE's small MTU and no delay, so that a megabyte
     /// goes through thousands of fragments quickly.
@@ -17,7 +17,7 @@ struct MessageChannelTests {
         let sizes = [0, 1, mtu - 2, mtu - 1, mtu, mtu + 1, 10 * mtu, 1 << 20, 0, 3]
         let messages = sizes.enumerated().map { testMessage($0, size: $1) }
 
-        async let received = receiver.incoming.next(messages.count, within: .seconds(30))
+        async let received = receiver.incoming.next(messages.count, within: .seconds(45))
         for message in messages { try await sender.send(message) }
         #expect(try await received == messages)
     }

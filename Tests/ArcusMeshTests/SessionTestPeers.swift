@@ -25,7 +25,7 @@ struct SessionTestPeers {
     static var quickConfiguration: SessionConfiguration {
         var configuration = SessionConfiguration()
         configuration.heartbeatInterval = .seconds(1)
-        configuration.helloTimeout = .seconds(2)
+        configuration.helloTimeout = .seconds(10)
         return configuration
     }
 
@@ -62,7 +62,7 @@ struct SessionTestPeers {
 }
 
 /// Waits until `condition` holds, polling; throws `StepTimedOut` after `limit`.
-func eventually(_ what: String, within limit: Duration = .seconds(10), _ condition: @escaping @Sendable () async -> Bool) async throws {
+func eventually(_ what: String, within limit: Duration = .seconds(45), _ condition: @escaping @Sendable () async -> Bool) async throws {
     try await within(limit, what) {
         while !(await condition()) { try await Task.sleep(for: .milliseconds(10)) }
     }

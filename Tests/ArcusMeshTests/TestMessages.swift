@@ -25,7 +25,7 @@ final class Progress: Sendable {
     /// Waits until the count stops moving for `quietPeriod` (the producer is suspended) and
     /// returns it; nil if `isDone` turns true first or `limit` passes.
     func settled(
-        quietPeriod: Duration = .milliseconds(100), limit: Duration = .seconds(10), isDone: () -> Bool
+        quietPeriod: Duration = .milliseconds(100), limit: Duration = .seconds(45), isDone: () -> Bool
     ) async throws -> Int? {
         let clock = ContinuousClock()
         let deadline = clock.now + limit

@@ -32,7 +32,7 @@ struct StreamFinishedEarly: Error, CustomStringConvertible {
 
 extension AsyncStream where Element == [UInt8] {
     /// The next `count` messages; throws if the stream finishes first or they take over `limit`.
-    func next(_ count: Int, within limit: Duration = .seconds(10)) async throws -> [[UInt8]] {
+    func next(_ count: Int, within limit: Duration = .seconds(45)) async throws -> [[UInt8]] {
         try await within(limit, "receiving \(count) messages") {
             var messages: [[UInt8]] = []
             var iterator = self.makeAsyncIterator()
@@ -45,7 +45,7 @@ extension AsyncStream where Element == [UInt8] {
     }
 
     /// Every message until the stream finishes; throws if it has not finished within `limit`.
-    func remaining(within limit: Duration = .seconds(10)) async throws -> [[UInt8]] {
+    func remaining(within limit: Duration = .seconds(45)) async throws -> [[UInt8]] {
         try await within(limit, "waiting for the stream to finish") {
             var messages: [[UInt8]] = []
             for await message in self { messages.append(message) }
