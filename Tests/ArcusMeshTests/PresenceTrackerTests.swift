@@ -1,0 +1,144 @@
+import ArcusMesh
+import ArcusTestSupport
+import Testing
+
+@Suite("Presence tracker")
+struct PresenceTrackerTests {
+    typealias F = PresenceFixtures
+
+    /// Trackers that hand each other reports as bytes, as the multiplexer would: a report goes to
+    /// every neighbour, and a neighbour that finds it new passes the same bytes on.
+    struct Relay {
+        let trackers: [PresenceTracker]
+        /// Indices of each tracker's neighbours.
+        let neighbours: [[Int]]
+        var messages = 0
+
+        mutating func broadcast(from origin: Int) throws {
+            var queue = neighbours[origin].map { (to: $0, from: origin, bytes: trackers[origin].makeReport().encoded()) }
+            while !queue.isEmpty {
+                let (to, from, bytes) = queue.removeFirst()
+                messages += 1
+                if try trackers[to].ingest(bytes) {
+                    queue += neighbours[to].filter { $0 != from }.map { ($0, to, bytes) }
+                }
+            }
+        }
+
+        mutating func broadcastAll() throws {
+            for index in trackers.indices { try broadcast(from: index) }
+        }
+    }
+
+    /// Five peers in a chain, 0 - 1 - 2 - 3 - 4, by alternating transports.
+    static func chain(clock: ManualClock) throws -> Relay {
+        let trackers = try (0..<5).map { try PresenceTracker(peer: F.peer(UInt8($0 + 1)), name: "p\($0)", firstSequence: 0, now: clock.reader) }
+        for i in 0..<4 {
+            let kind: LinkKind = i % 2 == 0 ? .lan : .bluetooth
+            trackers[i].linkUp(peer: trackers[i + 1].peer, kind: kind)
+            trackers[i + 1].linkUp(peer: trackers[i].peer, kind: kind)
+            trackers[i].linkQuality(peer: trackers[i + 1].peer, kind: kind, rtt: .milliseconds(10 * (i + 1)), throughput: 1000)
+        }
+        return Relay(trackers: trackers, neighbours: [[1], [0, 2], [1, 3], [2, 4], [3]])
+    }
+
+    @Test("five peers in a chain converge to one graph, with routes through others")
+    func chainConverges() throws {
+        var relay = try Self.chain(clock: ManualClock())
+        try relay.broadcastAll()
+        let graphs = relay.trackers.map(\.graph)
+        for graph in graphs {
+            #expect(graph.peers == graphs[0].peers && graph.links == graphs[0].links)
+        }
+        let graph = graphs[0]
+        #expect(graph.peers.count == 5 && graph.links.count == 4)
+        #expect(graph.peers.values.map { $0.name ?? "?" }.sorted() == ["p0", "p1", "p2", "p3", "p4"])
+        #expect(graph.links[.init(F.peer(2), F.peer(3), kind: .bluetooth)] == LinkQuality(rttMilliseconds: 20, throughput: 1000))
+        for (index, tracker) in relay.trackers.enumerated() {
+            let routes = tracker.graph.routes(from: tracker.peer)
+            #expect(routes.count == 4)
+            for (other, route) in routes {
+                let otherIndex = Int(other.bytes[0]) - 1
+                #expect(route.hops == abs(otherIndex - index))
+                #expect(route.nextHop == F.peer(UInt8(index + (otherIndex > index ? 1 : -1) + 1)))
+            }
+        }
+        print("presence chain of 5: \(relay.messages) report deliveries for one round")
+    }
+
+    @Test("a repeated, older or own report is not news")
+    func notNews() throws {
+        let clock = ManualClock()
+        let a = try PresenceTracker(peer: F.peer(1), name: "a", firstSequence: 10, now: clock.reader)
+        let b = try PresenceTracker(peer: F.peer(2), name: "b", firstSequence: 10, now: clock.reader)
+        let first = b.makeReport().encoded()
+        let second = b.makeReport().encoded()
+        #expect(try a.ingest(second))
+        #expect(try !a.ingest(second))
+        #expect(try !a.ingest(first))
+        #expect(try !a.ingest(a.makeReport().encoded()))
+        #expect(throws: (any Error).self) { try a.ingest([1, 2, 3]) }
+    }
+
+    @Test("a peer that stops reporting drops out after the time to live")
+    func expiry() throws {
+        let clock = ManualClock()
+        var relay = try Self.chain(clock: clock)
+        try relay.broadcastAll()
+        // Everyone but peer 4 (index 4) refreshes every 10 s; it stops.
+        for _ in 0..<3 {
+            clock.advance(by: .seconds(10))
+            for index in 0..<4 { try relay.broadcast(from: index) }
+            relay.trackers.forEach { $0.expire() }
+        }
+        #expect(relay.trackers[0].graph.peers[F.peer(5)]?.name == "p4")
+        clock.advance(by: .seconds(1))
+        #expect(relay.trackers[0].expire() == [F.peer(5)])
+        // Peer 3 still lists its link to 4 itself, so 4 stays as an unnamed neighbour, 4 hops away.
+        let graph = relay.trackers[0].graph
+        #expect(graph.peers[F.peer(5)]?.name == nil)
+        #expect(graph.route(from: F.peer(1), to: F.peer(5))?.hops == 4)
+        // Once 3 sees its link to 4 go down, 4 is gone from everyone's graph.
+        relay.trackers[3].linkDown(peer: F.peer(5), kind: .bluetooth)
+        try relay.broadcast(from: 3)
+        for tracker in relay.trackers.prefix(4) {
+            tracker.expire()
+            #expect(tracker.graph.peers[F.peer(5)] == nil)
+        }
+        // A late copy of 4's old report does not bring it back.
+        let stale = PresenceReport(origin: F.peer(5), name: "p4", sequence: 1)
+        #expect(!relay.trackers[0].ingest(stale))
+    }
+
+    @Test("the stream yields the graph, then each change as links go up and down")
+    func stream() async throws {
+        let tracker = try PresenceTracker(peer: F.peer(1), name: "a", firstSequence: 0)
+        let updates = tracker.updates
+        let other = tracker.updates
+        try await within(.seconds(10), "presence updates") {
+            var iterator = updates.makeAsyncIterator()
+            let initial = await iterator.next()
+            #expect(initial?.peers.count == 1 && initial?.links.isEmpty == true)
+
+            tracker.linkUp(peer: F.peer(2), kind: .bluetooth)
+            let up = await iterator.next()
+            #expect(up?.links[.init(F.peer(1), F.peer(2), kind: .bluetooth)] == LinkQuality())
+            #expect(up!.version > initial!.version)
+
+            tracker.linkUp(peer: F.peer(2), kind: .bluetooth)  // no change, no update
+            tracker.linkActive(peer: F.peer(2), kind: .bluetooth, true)
+            let active = await iterator.next()
+            #expect(active?.links[.init(F.peer(1), F.peer(2), kind: .bluetooth)]?.isActive == true)
+            #expect(active!.version == up!.version + 1)
+
+            tracker.linkDown(peer: F.peer(2), kind: .bluetooth)
+            let down = await iterator.next()
+            #expect(down?.links.isEmpty == true && down!.version > active!.version)
+
+            // A second observer, slow to read, sees the newest graph, not every step.
+            var second = other.makeAsyncIterator()
+            let newest = await second.next()
+            #expect(newest?.version == down?.version)
+        }
+    }
+}
