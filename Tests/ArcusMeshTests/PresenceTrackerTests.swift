@@ -66,6 +66,64 @@ struct PresenceTrackerTests {
         print("presence chain of 5: \(relay.messages) report deliveries for one round")
     }
 
+    @Test("random meshes converge in any order, and a link leaves the graph of all who hear one end report it down",
+          arguments: SeededRandom.seeds(count: 4, test: "presence-mesh"))
+    func randomMeshes(seed: UInt64) throws {
+        print("presence-mesh seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")
+        var rng = SeededRandom(seed: seed)
+        let count = Int.random(in: 3...9, using: &rng)
+        let trackers = try (0..<count).map { try PresenceTracker(peer: F.peer(UInt8($0 + 1)), name: "p\($0)", firstSequence: 0, now: ManualClock().reader) }
+        var neighbours = [[Int]](repeating: [], count: count)
+        var edges: [(Int, Int, LinkKind)] = []
+        func connect(_ a: Int, _ b: Int, _ kind: LinkKind) {
+            guard !edges.contains(where: { ($0.0, $0.1, $0.2) == (a, b, kind) || ($0.0, $0.1, $0.2) == (b, a, kind) }) else { return }
+            edges.append((a, b, kind))
+            if !neighbours[a].contains(b) { neighbours[a].append(b); neighbours[b].append(a) }
+            trackers[a].linkUp(peer: trackers[b].peer, kind: kind)
+            trackers[b].linkUp(peer: trackers[a].peer, kind: kind)
+            trackers[a].linkQuality(peer: trackers[b].peer, kind: kind, rtt: .milliseconds(Int.random(in: 1...300, using: &rng)), throughput: nil)
+            trackers[b].linkQuality(peer: trackers[a].peer, kind: kind, rtt: nil, throughput: UInt64.random(in: 1...1 << 30, using: &rng))
+        }
+        // A random tree keeps everyone connected; extra links make cycles and parallel kinds.
+        for b in 1..<count { connect(Int.random(in: 0..<b, using: &rng), b, LinkKind.allCases.randomElement(using: &rng)!) }
+        for _ in 0..<Int.random(in: 0...count, using: &rng) {
+            let a = Int.random(in: 0..<count, using: &rng), b = Int.random(in: 0..<count, using: &rng)
+            if a != b { connect(a, b, LinkKind.allCases.randomElement(using: &rng)!) }
+        }
+        var relay = Relay(trackers: trackers, neighbours: neighbours)
+        for origin in (0..<count).shuffled(using: &rng) { try relay.broadcast(from: origin) }
+
+        func expectConverged(links: Int) {
+            let graphs = trackers.map(\.graph)
+            for graph in graphs { #expect(graph.peers == graphs[0].peers && graph.links == graphs[0].links) }
+            #expect(graphs[0].links.count == links && graphs[0].peers.count == count)
+            for tracker in trackers {
+                #expect(tracker.graph.routes(from: tracker.peer).count == count - 1)
+            }
+        }
+        expectConverged(links: edges.count)
+
+        // Both ends see the link close; only one end's report goes out.
+        let (a, b, kind) = edges.randomElement(using: &rng)!
+        trackers[a].linkDown(peer: trackers[b].peer, kind: kind)
+        trackers[b].linkDown(peer: trackers[a].peer, kind: kind)
+        let reporter = Bool.random(using: &rng) ? a : b
+        let remaining = edges.filter { ($0.0, $0.1, $0.2) != (a, b, kind) }
+        relay = Relay(trackers: trackers, neighbours: (0..<count).map { i in
+            Array(Set(remaining.flatMap { $0.0 == i ? [$0.1] : $0.1 == i ? [$0.0] : [] }))
+        })
+        try relay.broadcast(from: reporter)
+        let gone = PresenceGraph.Edge(trackers[a].peer, trackers[b].peer, kind: kind)
+        // Everyone the reporter still reaches hears of it; if the link was a bridge, the far side
+        // learns from the other end's report.
+        let heard = Set(trackers[reporter].graph.routes(from: trackers[reporter].peer).keys).union([trackers[reporter].peer])
+        for tracker in trackers where heard.contains(tracker.peer) {
+            #expect(tracker.graph.links[gone] == nil)
+        }
+        try relay.broadcast(from: reporter == a ? b : a)
+        for tracker in trackers { #expect(tracker.graph.links[gone] == nil) }
+    }
+
     @Test("a repeated, older or own report is not news")
     func notNews() throws {
         let clock = ManualClock()

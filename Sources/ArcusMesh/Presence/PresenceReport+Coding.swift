@@ -1,7 +1,7 @@
 import ArcusCodec
 
-/// The wire form of a report, sized for one BLE packet (a report with four links takes about 120
-/// bytes; see Docs/Presence.md):
+/// The wire form of a report, sized for one BLE packet (a report with four links to three
+/// neighbours takes 108 bytes; see Docs/Presence.md):
 ///
 /// ```
 /// version            1 byte (1)
