@@ -138,6 +138,19 @@ struct PresenceTrackerTests {
         #expect(throws: (any Error).self) { try a.ingest([1, 2, 3]) }
     }
 
+    @Test("reports from more origins than the tracker keeps are refused until some expire")
+    func capacity() throws {
+        let clock = ManualClock()
+        let tracker = try PresenceTracker(peer: F.peer(1), name: "a", firstSequence: 0, maximumPeers: 2, now: clock.reader)
+        #expect(tracker.ingest(PresenceReport(origin: F.peer(2), name: "b", sequence: 1)))
+        #expect(tracker.ingest(PresenceReport(origin: F.peer(3), name: "c", sequence: 1)))
+        #expect(!tracker.ingest(PresenceReport(origin: F.peer(4), name: "d", sequence: 1)))
+        #expect(tracker.ingest(PresenceReport(origin: F.peer(3), name: "c", sequence: 2)))
+        clock.advance(by: .seconds(31))
+        #expect(tracker.ingest(PresenceReport(origin: F.peer(4), name: "d", sequence: 1)))
+        #expect(tracker.graph.peers.keys.sorted() == [F.peer(1), F.peer(4)])
+    }
+
     @Test("a peer that stops reporting drops out after the time to live")
     func expiry() throws {
         let clock = ManualClock()

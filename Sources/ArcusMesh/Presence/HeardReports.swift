@@ -10,18 +10,23 @@ struct HeardReports: Sendable {
     }
 
     let timeToLive: Duration
+    /// Origins kept at once: a member sending reports in made-up names cannot grow memory past it.
+    let capacity: Int
     private(set) var latest: [PeerID: Heard] = [:]
     private var expired: [PeerID: Heard] = [:]
 
-    init(timeToLive: Duration) {
+    init(timeToLive: Duration, capacity: Int) {
         self.timeToLive = timeToLive
+        self.capacity = capacity
     }
 
     /// Keeps `report` if it is newer than anything heard from its origin; false for a repeat or an
-    /// older one (which a relay must not forward again).
+    /// older one (which a relay must not forward again), and for a new origin while `capacity`
+    /// origins are kept.
     mutating func accept(_ report: PresenceReport, at now: ContinuousClock.Instant) -> Bool {
         let known = latest[report.origin] ?? expired[report.origin]
         if let known, known.report.sequence >= report.sequence { return false }
+        if latest[report.origin] == nil, latest.count >= capacity { return false }
         expired[report.origin] = nil
         latest[report.origin] = Heard(report: report, at: now)
         return true

@@ -50,18 +50,20 @@ public final class PresenceTracker: Sendable {
     ///   - firstSequence: the sequence number of the first report. It must exceed every number
     ///     this peer used before a restart, or peers ignore its reports until they expire its old
     ///     ones; the default, the wall clock in milliseconds, does that.
+    ///   - maximumPeers: how many other peers' reports are kept at once; reports from further
+    ///     origins are refused (not news) until some expire.
     ///   - now: the monotonic clock that reports age by.
     /// - Throws: `CodecError.limitExceeded` if `name` or `metadata` exceed `PresenceReport.Limits`.
     public init(
         peer: PeerID, name: String, metadata: [String: String] = [:], timeToLive: Duration = .seconds(30),
-        firstSequence: UInt64 = PresenceTracker.wallClockSequence(),
+        firstSequence: UInt64 = PresenceTracker.wallClockSequence(), maximumPeers: Int = 1024,
         now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
     ) throws(CodecError) {
         try PresenceReport(origin: peer, name: name, sequence: firstSequence, metadata: metadata).validate()
         self.peer = peer
         self.timeToLive = timeToLive
         self.now = now
-        var initial = State(name: name, metadata: metadata, sequence: firstSequence, heard: HeardReports(timeToLive: timeToLive))
+        var initial = State(name: name, metadata: metadata, sequence: firstSequence, heard: HeardReports(timeToLive: timeToLive, capacity: maximumPeers))
         initial.graph = PresenceGraph(reports: [initial.localReport(origin: peer)], local: peer, version: 1)
         state = Mutex(initial)
     }
