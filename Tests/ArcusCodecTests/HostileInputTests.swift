@@ -31,14 +31,7 @@ struct HostileInputTests {
             // Skip the header: mutate the payload, then frame it again with a good checksum.
             let typeByte = frame[0] & 0x1F
             var payload = Array(frame[2..<max(2, frame.count - 4)])
-            for _ in 0..<Int.random(in: 1...4, using: &rng) where !payload.isEmpty {
-                switch Int.random(in: 0..<4, using: &rng) {
-                case 0: payload[Int.random(in: 0..<payload.count, using: &rng)] ^= UInt8(1) << UInt8.random(in: 0...7, using: &rng)
-                case 1: payload.insert(UInt8.random(in: 0...255, using: &rng), at: Int.random(in: 0...payload.count, using: &rng))
-                case 2: payload.remove(at: Int.random(in: 0..<payload.count, using: &rng))
-                default: payload[Int.random(in: 0..<payload.count, using: &rng)] = [0x00, 0x7F, 0x80, 0xFF].randomElement(using: &rng)!
-                }
-            }
+            RandomMutations.damage(&payload, &rng)
             frame = FrameEncoder.frame(rawTypeByte: typeByte, payload: payload)
             var decoder = FrameDecoder()
             do {

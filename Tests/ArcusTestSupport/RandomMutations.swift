@@ -66,4 +66,17 @@ public enum RandomMutations {
         }
         return state
     }
+
+    /// Damages encoded bytes as hostile-input tests do: one to four flipped bits, inserted or
+    /// removed bytes, or bytes set to the values that varints and lengths trip on.
+    public static func damage(_ bytes: inout [UInt8], _ rng: inout SeededRandom) {
+        for _ in 0..<Int.random(in: 1...4, using: &rng) where !bytes.isEmpty {
+            switch Int.random(in: 0..<4, using: &rng) {
+            case 0: bytes[Int.random(in: 0..<bytes.count, using: &rng)] ^= UInt8(1) << UInt8.random(in: 0...7, using: &rng)
+            case 1: bytes.insert(UInt8.random(in: 0...255, using: &rng), at: Int.random(in: 0...bytes.count, using: &rng))
+            case 2: bytes.remove(at: Int.random(in: 0..<bytes.count, using: &rng))
+            default: bytes[Int.random(in: 0..<bytes.count, using: &rng)] = [0x00, 0x7F, 0x80, 0xFF].randomElement(using: &rng)!
+            }
+        }
+    }
 }

@@ -12,6 +12,14 @@ public struct PeerID: Sendable, Hashable, Comparable, CustomStringConvertible {
         bytes = Array(SHA256.hash(data: publicKey.bytes).prefix(Self.size))
     }
 
+    /// An id read from the wire, such as a neighbour named in a presence report; nil unless it is
+    /// exactly `size` bytes. It proves nothing about who holds it: only the handshake binds an id
+    /// to a key.
+    public init?(bytes: some Collection<UInt8>) {
+        guard bytes.count == Self.size else { return nil }
+        self.bytes = Array(bytes)
+    }
+
     public static func < (lhs: PeerID, rhs: PeerID) -> Bool {
         lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
     }
