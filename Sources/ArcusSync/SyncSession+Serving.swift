@@ -190,6 +190,7 @@ extension SyncSession {
         }
         // A subscription remembered from a session with wider permissions.
         if let collection = subscription.query.collection, !permissions.read.contains(collection) {
+            engine.options.log(.warning, "\(peerDescription) may not read \(collection): its subscription \(subscription.query) is refused")
             refusedSubscriptions[subscription.id] = collection
             served[subscription.id] = nil
             refuseUnreadable(subscription.id, collection: collection)
