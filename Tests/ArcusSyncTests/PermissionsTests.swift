@@ -81,6 +81,27 @@ struct PermissionsTests {
         a.engine.stop(); b.engine.stop()
     }
 
+    @Test("a subscription served before is refused once the peer may no longer read its collection")
+    func narrowedBetweenSessions() async throws {
+        let a = try Peer("a"), b = try Peer("b")
+        try a.store.insertOrders(0..<2, collection: "secret")
+        _ = try b.subscribe("SELECT * FROM secret")
+        var ab = connect(a, b)
+        #expect(await ab.caughtUp())
+        #expect(try ids(b.store, "secret").count == 2)
+        ab.close()
+        await ab.ended()
+        try a.store.insertOrders(2..<4, collection: "secret")
+        // b says only a digest now (no subscribe): a still knows the query from its record.
+        ab = connect(a, b, permissions: (Self.ordersOnly, .all))
+        #expect(await ab.caughtUp())
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(try ids(b.store, "secret").count == 2)
+        #expect(try Self.errors(ab.leftChannel).contains { $0.code == 7 })
+        #expect(a.log.contains(.warning, "may not read secret"))
+        a.engine.stop(); b.engine.stop()
+    }
+
     @Test("a peer's own writes to a collection it may not write are refused, logged and counted; the rest merge")
     func forbiddenWritesRefused() async throws {
         let a = try Peer("a"), b = try Peer("b")
