@@ -351,12 +351,30 @@ extension SyncSession {
             refuse(request.hash)
             return
         }
+        guard mayRead(attachment: request.hash) else {
+            engine.options.log(.warning, "\(peerDescription) asked for attachment \(AttachmentToken(hash: request.hash, length: 0).hashHex), which no document it may read references: refused")
+            refuse(request.hash)
+            return
+        }
         if store.attachmentLength(hash: request.hash) != nil {
             queue(request)
         } else if request.hops > 0, engine.attachments.relayCount(for: self) < Self.relayLimit {
             engine.attachments.relay(request, for: self)
         } else {
             refuse(request.hash)
+        }
+    }
+
+    /// Whether a document of a collection the peer may read references the blob here: a peer
+    /// that may not read everything is served (and relayed) only those. Answered "not found"
+    /// otherwise, like a blob this side lacks, so the refusal tells nothing.
+    private func mayRead(attachment hash: [UInt8]) -> Bool {
+        guard case .named(let readable) = permissions.read else { return true }
+        do {
+            return !(try store.collectionsReferencing(attachmentHash: hash)).isDisjoint(with: readable)
+        } catch {
+            engine.options.log(.warning, "could not check which documents reference attachment \(AttachmentToken(hash: hash, length: 0).hashHex): \(error)")
+            return false
         }
     }
 

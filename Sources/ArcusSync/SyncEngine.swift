@@ -292,10 +292,11 @@ public final class SyncEngine: Sendable {
 
     /// Starts a session with the peer at the other end of `channel`; it runs until the channel
     /// closes or the peer breaks the protocol. With `pulling: false` this side only serves: it
-    /// asks the peer for nothing (a one-way sync).
+    /// asks the peer for nothing (a one-way sync). `permissions` say what the peer may read and
+    /// write (see `SyncPermissions`; the agent takes them from the peer's certificate).
     @discardableResult
-    public func connect(_ channel: any SyncChannel, pulling: Bool = true) -> SyncSession {
-        let session = SyncSession(engine: self, channel: channel, pulling: pulling)
+    public func connect(_ channel: any SyncChannel, pulling: Bool = true, permissions: SyncPermissions = .all) -> SyncSession {
+        let session = SyncSession(engine: self, channel: channel, pulling: pulling, permissions: permissions)
         let accepted = state.withLock { state -> Bool in
             guard !state.stopped else { return false }
             state.sessions[ObjectIdentifier(session)] = session
@@ -376,6 +377,9 @@ public struct SyncStatistics: Sendable, Hashable {
     /// Documents merged that changed this store.
     public var documentsReceived = 0
     public var documentsSent = 0
+    /// Documents of a peer's batches not merged because they carry its own writes to a
+    /// collection it may not write (see `SyncPermissions`).
+    public var documentsRefused = 0
 
     public init() {}
 
@@ -386,6 +390,7 @@ public struct SyncStatistics: Sendable, Hashable {
         bytesReceived += other.bytesReceived
         documentsReceived += other.documentsReceived
         documentsSent += other.documentsSent
+        documentsRefused += other.documentsRefused
     }
 }
 

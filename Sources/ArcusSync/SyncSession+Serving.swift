@@ -47,6 +47,13 @@ struct ServedSubscription {
     /// Live changes are sent ahead of the backfill; they were sent up to here.
     var liveCursor: Int64 = 0
 
+    /// The collections the peer could read when this side served it (persisted): when it may
+    /// read more now, what was withheld lies behind `acknowledged`, and the log is read again.
+    var servedRead = SyncPermissions.Collections.all
+    /// Whether the record was loaded for a peer that may read more now: the next summary
+    /// restarts the backfill from the start, whatever position it says.
+    var widened = false
+
     var isBackfilling: Bool { cursor < backfillEnd }
 
     /// Forgets what the peer acknowledged past `position`: the next backfill starts there.
@@ -66,6 +73,7 @@ struct ServedSubscription {
             "query": .string(query.text), "arguments": .object(query.arguments),
             "acknowledged": .int(acknowledged), "confirmed": .int(confirmed), "knows": SyncRecords.version(confirmedKnows),
             "unconfirmed": .array((earlierClaims + unconfirmed).map { .array([.int($0.position), SyncRecords.version($0.covers)]) }),
+            "read": .array(servedRead.names.map { .string($0) }),
         ]))
     }
 
@@ -82,6 +90,9 @@ struct ServedSubscription {
         self.init(id: id, query: query)
         if case .int(let position)? = fields["acknowledged"] { acknowledged = max(0, position) }
         if case .int(let position)? = fields["confirmed"] { confirmed = min(max(0, position), acknowledged) }
+        if case .array(let names)? = fields["read"] {
+            servedRead = SyncPermissions.Collections(names.compactMap { if case .string(let name) = $0 { name } else { nil } })
+        }
         confirmedKnows = SyncRecords.version(fields["knows"])
         peerKnows = confirmedKnows
         if case .array(let claims)? = fields["unconfirmed"] {
@@ -120,9 +131,19 @@ extension SyncSession {
             send(.error(SyncError(code: SyncErrorCode.badSubscription.rawValue, message: "\(subscribe.query): \(error)")))
             return
         }
+        if let collection = query.collection, !permissions.read.contains(collection) {
+            // Refused, not served empty: an empty answer would tell the peer it has everything
+            // there is. The error goes with each of its summaries (which always follow).
+            engine.options.log(.warning, "\(peerDescription) may not read \(collection): its subscription \(query) is refused")
+            refusedSubscriptions[subscribe.subscriptionID] = collection
+            if let dropped = served.removeValue(forKey: subscribe.subscriptionID), dropped.unsaved { persist(dropped) }
+            return
+        }
+        refusedSubscriptions[subscribe.subscriptionID] = nil
         // Said again (after an error, say): what this session knows of it stands.
         if let current = served[subscribe.subscriptionID], current.query == query { return }
         var subscription = ServedSubscription(id: subscribe.subscriptionID, query: query)
+        subscription.servedRead = permissions.read
         // The same query under the same id resumes from what the peer acknowledged before.
         if let known = servedRecord(subscribe.subscriptionID), known.query == query {
             subscription = known
@@ -133,6 +154,7 @@ extension SyncSession {
 
     func receivedUnsubscribe(_ id: UInt64) {
         // The record stays: subscribing again to the same query resumes from it.
+        refusedSubscriptions[id] = nil
         guard let subscription = served.removeValue(forKey: id) else { return }
         if subscription.unsaved { persist(subscription) }
         // The peer drops what was in flight for it: what this side remembers sending is wrong.
@@ -142,7 +164,8 @@ extension SyncSession {
     /// Documents the peer evicted: they go whole with the answer to the summary that follows.
     func receivedMissing(_ missing: MissingDocuments) throws {
         // Unknown: the summary that follows gets the error that makes the peer say it all again.
-        guard var subscription = served[missing.subscriptionID] ?? servedRecord(missing.subscriptionID) else { return }
+        guard refusedSubscriptions[missing.subscriptionID] == nil,
+              var subscription = served[missing.subscriptionID] ?? servedRecord(missing.subscriptionID) else { return }
         subscription.resend.formUnion(missing.keys)
         guard subscription.resend.count <= Self.resendLimit else {
             throw SyncProtocolError("the peer asked for more than \(Self.resendLimit) documents by key")
@@ -154,7 +177,10 @@ extension SyncSession {
 
     func receivedSummary(_ summary: Summary) throws {
         var subscription: ServedSubscription
-        if let current = served[summary.subscriptionID] {
+        if let collection = refusedSubscriptions[summary.subscriptionID] {
+            refuseUnreadable(summary.subscriptionID, collection: collection)
+            return
+        } else if let current = served[summary.subscriptionID] {
             subscription = current
         } else if let remembered = servedRecord(summary.subscriptionID) {
             subscription = remembered
@@ -162,7 +188,16 @@ extension SyncSession {
             send(.error(SyncError(code: SyncErrorCode.unknownSubscription.rawValue, message: String(summary.subscriptionID))))
             return
         }
-        var restarted = false
+        // A subscription remembered from a session with wider permissions.
+        if let collection = subscription.query.collection, !permissions.read.contains(collection) {
+            engine.options.log(.warning, "\(peerDescription) may not read \(collection): its subscription \(subscription.query) is refused")
+            refusedSubscriptions[subscription.id] = collection
+            served[subscription.id] = nil
+            refuseUnreadable(subscription.id, collection: collection)
+            return
+        }
+        var restarted = subscription.widened
+        subscription.widened = false
         subscription.confirmEarlierClaims(upTo: summary.position.map { Int64(clamping: $0) })
         if summary.digest.count == 8 {
             // "What I told you last time, and these newer entries": usable only if it is what
@@ -221,6 +256,12 @@ extension SyncSession {
         ring()
     }
 
+    /// Tells the peer that a subscription of its asks for what it may not read.
+    private func refuseUnreadable(_ id: UInt64, collection: String) {
+        send(.error(SyncError(code: SyncErrorCode.notPermitted.rawValue,
+                              message: "\(id) may not read collection \(collection) (it may read \(permissions.read))")))
+    }
+
     func receivedAck(_ ack: Ack) {
         guard var subscription = served[ack.subscriptionID] else { return }
         // A position this side never sent would skip changes on the next session: ignore it.
@@ -242,8 +283,15 @@ extension SyncSession {
     }
 
     private func servedRecord(_ id: UInt64) -> ServedSubscription? {
-        guard let bytes = try? store.syncRecord(SyncRecords.servedKey(peer: peerKey, id)) else { return nil }
-        return ServedSubscription(id: id, record: bytes)
+        guard let bytes = try? store.syncRecord(SyncRecords.servedKey(peer: peerKey, id)),
+              var subscription = ServedSubscription(id: id, record: bytes) else { return nil }
+        if !permissions.read.isSubset(of: subscription.servedRead) {
+            engine.options.log(.info, "\(peerDescription) may read more than when it was last served \(subscription.query): sending it what it lacks from the start of the change log")
+            subscription.restart(at: 0)
+            subscription.widened = true
+        }
+        subscription.servedRead = permissions.read
+        return subscription
     }
 
     func persist(_ subscription: ServedSubscription) {
@@ -358,7 +406,10 @@ extension SyncSession {
             // readings name is both in the store and sent.
             // Only the entries the peer does not know yet go (both sides add them to what it
             // knew), except when it asked for evicted documents and checks them against the whole.
-            if complete, let first = claim, let claim = engine.claim(for: subscription.query).map({ first.intersection($0) }),
+            // A peer that may not read everything the query matches is vouched nothing: the
+            // claim names the events of documents withheld from it, and a peer that believed it
+            // had them would never ask for them (from here, once allowed, or from elsewhere).
+            if complete, permissions.mayReadAll(of: subscription.query), let first = claim, let claim = engine.claim(for: subscription.query).map({ first.intersection($0) }),
                (reply && subscription.vouchInReply) || (!documents.isEmpty && !claim.isCovered(by: subscription.peerKnows)) {
                 covers = reply && subscription.vouchInReply ? claim : claim.subtracting(subscription.peerKnows)
                 subscription.peerKnows.formUnion(claim)
@@ -391,7 +442,8 @@ extension SyncSession {
                         whole: Set<DocumentKey> = []) -> [DocumentDelta] {
         var result: [DocumentDelta] = []
         let withheld = engine.withheld
-        for document in documents where !withheld.contains(document.key) {
+        // Nothing of a collection the peer may not read, removals included.
+        for document in documents where !withheld.contains(document.key) && permissions.read.contains(document.key.collection) {
             // A query over a whole collection (or the store) matches without looking at the
             // document, which then need not be built as a value.
             let everything = subscription.query.matchesAll(of: document.key.collection)

@@ -30,6 +30,8 @@ public actor SyncSession {
     let engine: SyncEngine
     nonisolated let channel: any SyncChannel
     nonisolated let pulling: Bool
+    /// What the peer may read and write (see `SyncPermissions`).
+    public nonisolated let permissions: SyncPermissions
     /// Most documents in one delta batch: `Options.batchSize`, or sized to the link — about 64
     /// bytes a document in one preferred frame, between 16 and 2,048. A small frame (BLE) keeps
     /// a batch short, so live changes never wait long behind the backfill; a large one (LAN)
@@ -61,6 +63,9 @@ public actor SyncSession {
     static let queueLimit = 256
     /// The peer's subscriptions this side serves, by the peer's id for them.
     var served: [UInt64: ServedSubscription] = [:]
+    /// The peer's subscriptions refused for asking for a collection it may not read (which
+    /// one): each of their summaries gets `notPermitted`.
+    var refusedSubscriptions: [UInt64: String] = [:]
     /// Subscriptions of this store announced to the peer, and whether each is caught up.
     var announced: [UInt64: Bool] = [:]
     /// Per announced subscription, what the peer remembers this store has of it.
@@ -99,10 +104,11 @@ public actor SyncSession {
     /// Whether both loops are done: the session ended and handled everything it received.
     private var finished = false
 
-    init(engine: SyncEngine, channel: any SyncChannel, pulling: Bool) {
+    init(engine: SyncEngine, channel: any SyncChannel, pulling: Bool, permissions: SyncPermissions = .all) {
         self.engine = engine
         self.channel = channel
         self.pulling = pulling
+        self.permissions = permissions
         batchSize = engine.options.batchSize.map { max($0, 1) } ?? min(max(channel.preferredFrameSize / 64, 16), 2048)
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         doorbell = continuation
@@ -223,6 +229,16 @@ public actor SyncSession {
             notFound(hashHex: error.message)
         case .badSubscription?:
             engine.options.log(.warning, "peer \(peerDescription) refused a subscription: \(error.message)")
+        case .notPermitted?:
+            // "<id> <why>": the peer will not serve it on this session. Nothing more will come,
+            // so it counts as answered (waiting for it would never end).
+            let id = error.message.split(separator: " ", maxSplits: 1).first.flatMap { UInt64($0) }
+            engine.options.log(.warning, "peer \(peerDescription) refused subscription \(id.flatMap { engine.subscription($0)?.query.text } ?? "?"): \(error.message)")
+            guard let id, announced[id] != nil else { return }
+            unanswered[id] = 0
+            listedMissing[id] = nil
+            announced[id] = true
+            caughtUpChanged()
         default:
             throw SyncProtocolError("the peer ended the session: \(error.message)")
         }
@@ -363,6 +379,10 @@ enum SyncErrorCode: UInt32 {
     case badSubscription = 4
     case attachmentNotFound = 5
     case incompatibleVersion = 6
+    /// A subscription asks for a collection the peer may not read (`SyncPermissions`); the
+    /// message is the subscription id, a space, and why. Sent again for each of its summaries;
+    /// the session goes on, and the subscriber counts the subscription as answered.
+    case notPermitted = 7
 }
 
 struct SyncProtocolError: Error, CustomStringConvertible {

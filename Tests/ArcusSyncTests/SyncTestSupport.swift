@@ -80,10 +80,12 @@ struct Connection {
     }
 }
 
-func connect(_ a: Peer, _ b: Peer, preferredFrameSize: Int = 4096, pulling: (Bool, Bool) = (true, true)) -> Connection {
+/// `permissions.0` is what `a` lets `b` do, `permissions.1` what `b` lets `a` do.
+func connect(_ a: Peer, _ b: Peer, preferredFrameSize: Int = 4096, pulling: (Bool, Bool) = (true, true),
+             permissions: (SyncPermissions, SyncPermissions) = (.all, .all)) -> Connection {
     let (ca, cb) = TestChannel.pair(preferredFrameSize: preferredFrameSize)
-    let sa = a.engine.connect(ca, pulling: pulling.0)
-    let sb = b.engine.connect(cb, pulling: pulling.1)
+    let sa = a.engine.connect(ca, pulling: pulling.0, permissions: permissions.0)
+    let sb = b.engine.connect(cb, pulling: pulling.1, permissions: permissions.1)
     return Connection(left: sa, right: sb, leftChannel: ca, rightChannel: cb)
 }
 

@@ -1,11 +1,20 @@
 import ArcusCRDT
 import Foundation
+import GRDB
 
 /// What sync needs to move attachments between stores: ranges of a blob this store has, and a
 /// blob arriving in pieces that survive a restart, verified by hash before anyone can read it.
 extension Store {
     /// The blob's length when this store has it.
     public func attachmentLength(hash: [UInt8]) -> Int64? { attachmentFiles.length(hash) }
+
+    /// The collections of the documents that reference the blob (for sync to serve it only to
+    /// a peer that may read one of them).
+    public func collectionsReferencing(attachmentHash hash: [UInt8]) throws -> Set<String> {
+        try read { db in
+            Set(try String.fetchAll(db, sql: "SELECT DISTINCT collection FROM attachment_ref WHERE hash = ?", arguments: [Data(hash)]))
+        }
+    }
 
     /// Up to `count` bytes of the blob from `offset`; nil when this store does not have it.
     public func readAttachment(hash: [UInt8], offset: Int64, count: Int) throws -> [UInt8]? {
