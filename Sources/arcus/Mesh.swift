@@ -8,13 +8,28 @@ struct Mesh: ParsableCommand {
         discussion: """
             A mesh proves membership with a shared secret (small fleets) or with certificates that \
             one authority key signs. Example:
+              arcus mesh identity --data ./data          # on the peer: its public key
               arcus mesh init --out ./authority
               arcus mesh issue --authority ./authority --peer gate-7 --public-key <128 hex digits> \\
                 --read cars,trucks --write cars --days 365 --out gate-7.cert
             Give every peer ./authority/authority.pub and its own certificate; keep authority.key offline.
             """,
-        subcommands: [Init.self, Issue.self]
+        subcommands: [Identity.self, Init.self, Issue.self]
     )
+
+    struct Identity: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show this peer's identity (made on first use in DIR/identity, mode 0600): its peer id and public key.",
+            discussion: "Give the public key (or the identity file's path) to the mesh authority: arcus mesh issue --public-key HEX."
+        )
+
+        @Option(help: "The peer's data directory.")
+        var data: String
+
+        func run() throws {
+            try reportingErrors { print(try DataDirectoryIdentity(data).loadOrCreate()) }
+        }
+    }
 
     struct Init: ParsableCommand {
         static let configuration = CommandConfiguration(

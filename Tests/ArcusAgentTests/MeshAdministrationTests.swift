@@ -18,6 +18,26 @@ struct MeshAdministrationTests {
         #expect(error?.message.contains("already exists") == true && error?.exitStatus == 2)
     }
 
+    @Test("identity makes the peer's key once, owner-only, shows the same id after, and refuses a file others can read")
+    func identity() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let data = DataDirectoryIdentity(directory.appendingPathComponent("data").path)
+        func fields(_ line: String) throws -> [String: Any] {
+            try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+        let first = try fields(data.loadOrCreate()), second = try fields(data.loadOrCreate())
+        #expect(first["created"] as? Bool == true && second["created"] as? Bool == false)
+        #expect(first["peer_id"] as? String == second["peer_id"] as? String)
+        #expect(first["public_key"] as? String == second["public_key"] as? String)
+        #expect(first["peer_id"] as? String == (try PeerIdentity.load(from: data.file).peerID.description))
+        #expect(try FileManager.default.attributesOfItem(atPath: data.file.path)[.posixPermissions] as? Int == 0o600)
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: data.file.path)
+        let error = #expect(throws: CommandError.self) { try data.loadOrCreate() }
+        #expect(error?.message.contains("chmod 600") == true && error?.exitStatus == 2)
+    }
+
     @Test("issue signs a certificate for an identity file that verifies with authority.pub and carries the permissions")
     func issue() throws {
         let directory = try temporaryDirectory()
