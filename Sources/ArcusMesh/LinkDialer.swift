@@ -3,7 +3,7 @@
 /// rather than waiting for a link that is already open.
 ///
 /// It finds the peer by the id its transports' endpoints advertise, and tries them in the
-/// session's kind order (LAN, Bluetooth, cloud, loopback), free before metered within a kind.
+/// session's kind order (LAN, Bluetooth, cloud, loopback).
 public struct LinkDialer: Sendable {
     public let transports: [any Transport]
 
@@ -19,9 +19,7 @@ public struct LinkDialer: Sendable {
                 routes.append((endpoint, transport))
             }
         }
-        return routes.sorted { a, b in
-            (a.endpoint.kind.preferenceRank, a.endpoint.kind.defaultCost) < (b.endpoint.kind.preferenceRank, b.endpoint.kind.defaultCost)
-        }
+        return routes.sorted { $0.endpoint.kind.preferenceRank < $1.endpoint.kind.preferenceRank }
     }
 
     /// Dials `peer` at each route in turn, best first, and returns the first link that opens.
