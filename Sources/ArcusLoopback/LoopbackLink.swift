@@ -32,6 +32,12 @@ public final class LoopbackLink: Link {
 
     public var mtu: Int { conditions.mtu }
 
+    /// The emulated conditions: twice the one-way latency (a round trip of empty messages), the
+    /// emulated rate, and the cost of the kind the link stands in for.
+    public var metrics: LinkMetrics {
+        LinkMetrics(roundTrip: conditions.latency * 2, bytesPerSecond: conditions.bytesPerSecond, cost: kind.defaultCost)
+    }
+
     /// The pair's name and the peer's end (`a` or `b`).
     public var description: String { "loopback \(name)/\(side.peer == .a ? "a" : "b")" }
 

@@ -20,6 +20,7 @@ public final class SeverableLink: Link {
     }
 
     public var kind: LinkKind { link.kind }
+    public var metrics: LinkMetrics { link.metrics }
     public var mtu: Int { link.mtu }
     public var description: String { link.description }
 

@@ -25,7 +25,8 @@ public enum LinkError: Error, Sendable, Equatable, CustomStringConvertible {
 /// `send` suspends while the link is saturated, so a producer that awaits it never queues more
 /// than the link holds. `incoming` has one consumer.
 ///
-/// Every link passes the transport conformance suite (Tests/ArcusMeshTests/LinkConformance.swift).
+/// Every link passes the link conformance suite (Tests/ArcusMeshTests/LinkConformance.swift), and
+/// every `Transport`'s links the transport conformance suite (TransportConformance.swift).
 /// To carry messages larger than `mtu`, wrap the link in a `MessageChannel`.
 public protocol Link: AnyObject, Sendable {
     var kind: LinkKind { get }
@@ -33,6 +34,9 @@ public protocol Link: AnyObject, Sendable {
     var mtu: Int { get }
     /// A name for logs: the transport and the remote address.
     var description: String { get }
+    /// The path's round trip, rate and cost as the transport knows them; nothing measured and the
+    /// kind's cost by default. Links that wrap another report the wrapped link's.
+    var metrics: LinkMetrics { get }
     /// Sends one message of at most `mtu` bytes, suspending while the link is saturated; it
     /// returns once the link has taken the message, not once the peer has read it.
     ///

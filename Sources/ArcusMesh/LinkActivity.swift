@@ -27,6 +27,7 @@ final class ActivityRecordingLink: Link {
     }
 
     var kind: LinkKind { link.kind }
+    var metrics: LinkMetrics { link.metrics }
     var mtu: Int { link.mtu }
     var description: String { link.description }
     func send(_ message: [UInt8]) async throws { try await link.send(message) }

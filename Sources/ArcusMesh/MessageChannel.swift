@@ -37,6 +37,7 @@ public final class MessageChannel: Link {
     }
 
     public var kind: LinkKind { link.kind }
+    public var metrics: LinkMetrics { link.metrics }
 
     /// The channel's MTU: `maximumMessageSize`.
     public var mtu: Int { maximumMessageSize }

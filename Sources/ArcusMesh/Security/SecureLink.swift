@@ -31,6 +31,7 @@ public final class SecureLink: Link {
     }
 
     public var kind: LinkKind { link.kind }
+    public var metrics: LinkMetrics { link.metrics }
 
     /// The link's MTU less the 16-byte tag each frame carries.
     public var mtu: Int { link.mtu - FrameCipher.overhead }
