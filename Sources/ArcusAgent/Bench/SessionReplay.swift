@@ -39,7 +39,7 @@ extension TraceBench {
         let clock = ReplayClock()
         var options = Store.Options()
         options.physicalClock = clock.physical
-        if secure { figures.handshakeBytes = 0 }
+        if secure { (figures.handshakeBytes, figures.syncFrameBytes) = (0, 0) }
         let secret = MeshSecret.random().secret
         var made = 0
         func makeReplica() throws -> SessionReplica {
