@@ -36,8 +36,19 @@ struct BenchTrace: AsyncParsableCommand {
     @Option(help: "Where sqlite replicas keep their data directories (removed afterwards).")
     var scratch: String?
 
+    @Flag(help: """
+        Secure every sync session's link as the mesh does (Noise handshake with a shared secret, an identity \
+        per replica, sealed frames). wire_bytes then counts every byte on the link, handshake included; \
+        handshake_bytes and sync_frame_bytes (what a plain run counts) are printed too.
+        """)
+    var secure = false
+
     @Flag(help: "Print no progress on standard error.")
     var quiet = false
+
+    func validate() throws {
+        if secure && exchange != .protocol { throw ValidationError("--secure needs --exchange protocol") }
+    }
 
     func run() async throws {
         let trace = try Trace(contentsOf: file)
@@ -45,7 +56,7 @@ struct BenchTrace: AsyncParsableCommand {
             Terminal.progress("replaying \(trace.operations.count) operations", share: share)
         }
         let scratch = URL(fileURLWithPath: self.scratch ?? FileManager.default.temporaryDirectory.path)
-        let figures = try await TraceBench(trace: trace, storage: store, exchange: exchange, scratch: scratch).run(progress: progress)
+        let figures = try await TraceBench(trace: trace, storage: store, exchange: exchange, scratch: scratch, secure: secure).run(progress: progress)
         if !quiet { Terminal.clearProgress() }
         print(figures.jsonLine)
     }

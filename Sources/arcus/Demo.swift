@@ -68,6 +68,9 @@ struct Demo: AsyncParsableCommand {
     @Option(help: "Seed for the topology, the writes and the drops (default: random; printed).")
     var seed: UInt64?
 
+    @Flag(help: "With --scenario mesh, secure every link as the mesh does: a Noise handshake with a shared secret (each peer its own identity), then sealed frames. bytes_per_peer then counts handshakes and tags too.")
+    var secure = false
+
     @Flag(help: "Print no progress on standard error.")
     var quiet = false
 
@@ -75,6 +78,7 @@ struct Demo: AsyncParsableCommand {
         guard transport == "loopback" else {
             throw ValidationError("--transport \(transport) is not available yet; use --transport loopback")
         }
+        guard !secure || scenario == .mesh else { throw ValidationError("--secure is available with --scenario mesh only") }
         guard peers >= 1, peers <= 1024 else { throw ValidationError("--peers must be between 1 and 1024") }
         guard hops >= 1, hops <= AttachmentDemo.maximumHops else {
             throw ValidationError("--hops must be between 1 and \(AttachmentDemo.maximumHops): a fetch is relayed through at most \(AttachmentDemo.maximumHops - 1) peers (Docs/Sync.md, Attachments)")
@@ -144,9 +148,10 @@ struct Demo: AsyncParsableCommand {
         options.settleLimit = settle
         options.seed = seed ?? UInt64.random(in: 1...UInt64.max)
         options.link = link
+        options.secure = secure
         let quiet = self.quiet
         if !quiet {
-            Terminal.writeError("demo: \(peers) peers, \(topology.rawValue) topology, \(link.rawValue) links, seed \(options.seed)\n")
+            Terminal.writeError("demo: \(peers) peers, \(topology.rawValue) topology, \(link.rawValue) links\(secure ? ", secured" : ""), seed \(options.seed)\n")
         }
         let figures = try await MeshDemo(options: options).run { line in
             if !quiet { Terminal.writeError(line + "\n") }

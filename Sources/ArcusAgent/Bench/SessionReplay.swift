@@ -1,6 +1,7 @@
 import ArcusCRDT
 import ArcusCodec
 import ArcusLoopback
+import ArcusMesh
 import ArcusStore
 import ArcusSync
 import Foundation
@@ -16,9 +17,13 @@ extension TraceBench {
     final class SessionReplica {
         let store: Store
         let engine: SyncEngine
+        /// With `secure`: how this replica takes part in every handshake (its own identity,
+        /// made once, and the run's shared secret).
+        let connector: SecureConnector?
 
-        init(store: Store) throws {
+        init(store: Store, connector: SecureConnector? = nil) throws {
             self.store = store
+            self.connector = connector
             engine = try SyncEngine(store: store)
             _ = try engine.registerSubscription("")
         }
@@ -34,12 +39,17 @@ extension TraceBench {
         let clock = ReplayClock()
         var options = Store.Options()
         options.physicalClock = clock.physical
+        if secure { (figures.handshakeBytes, figures.syncFrameBytes) = (0, 0) }
+        let secret = MeshSecret.random().secret
         var made = 0
         func makeReplica() throws -> SessionReplica {
             made += 1
+            let connector = secure ? SecureConnector(identity: PeerIdentity(), credential: .sharedSecret(secret)) : nil
             switch storage {
-            case .memory: return try SessionReplica(store: try Store(inMemory: options))
-            case .sqlite: return try SessionReplica(store: try Store(directory: root.appendingPathComponent("replica-\(made)"), options: options))
+            case .memory: return try SessionReplica(store: try Store(inMemory: options), connector: connector)
+            case .sqlite:
+                let store = try Store(directory: root.appendingPathComponent("replica-\(made)"), options: options)
+                return try SessionReplica(store: store, connector: connector)
             }
         }
         var replicas: [SessionReplica] = []
@@ -64,6 +74,10 @@ extension TraceBench {
                 figures.wireBytes += moved.bytes
                 figures.frames += moved.frames
                 figures.syncs += 1
+                if secure {
+                    figures.handshakeBytes? += moved.handshakeBytes
+                    figures.syncFrameBytes? += moved.syncFrameBytes
+                }
             }
             if n % step == 0 { progress?(Double(n) / Double(total)) }
         }
@@ -85,14 +99,46 @@ extension TraceBench {
         return figures
     }
 
+    /// What one sync moved. `bytes` is what `wire_bytes` counts: plain, the sync frames both
+    /// sides sent (whole codec frames, before fragmentation); secure, every byte both sides put
+    /// on the loopback link under the `SecureLink` — the handshake, and each sealed fragment
+    /// (fragment header, sync frame bytes, 16-byte tag). `syncFrameBytes` is then the plain
+    /// count of the same session, so the difference is what security costs.
+    struct Moved {
+        var bytes = 0, frames = 0, handshakeBytes = 0, syncFrameBytes = 0
+    }
+
     /// One one-way sync: a session over a fresh loopback link until `client` has everything
-    /// `server` has and `server` has taken every frame `client` sent (its last ack). Returns
-    /// the frames both sides sent and their bytes.
-    static func session(from server: SessionReplica, to client: SessionReplica) async throws -> (bytes: Int, frames: Int) {
+    /// `server` has and `server` has taken every frame `client` sent (its last ack). With
+    /// connectors (`secure`), the link is first secured by the mesh handshake — the client
+    /// dials — and the session runs over the `SecureLink`.
+    static func session(from server: SessionReplica, to client: SessionReplica) async throws -> Moved {
         let (serverLink, clientLink) = Loopback.pair(.instant, name: "trace")
+        if let serverConnector = server.connector, let clientConnector = client.connector {
+            async let accepted = serverConnector.handshake.secure(serverLink, as: .responder)
+            let dialled = try await clientConnector.handshake.secure(clientLink, as: .initiator)
+            let secured = try await accepted
+            let handshake = serverLink.statistics.bytesSent + clientLink.statistics.bytesSent
+            let serving = serverConnector.connect(secured, to: server.engine, pulling: false)
+            let pulling = clientConnector.connect(dialled, to: client.engine)
+            try await run(serving: serving.session, pulling: pulling.session, close: pulling.channel)
+            let a = serving.frames.framesSent, b = pulling.frames.framesSent
+            return Moved(
+                bytes: serverLink.statistics.bytesSent + clientLink.statistics.bytesSent, frames: a.frames + b.frames,
+                handshakeBytes: handshake, syncFrameBytes: a.bytes + b.bytes
+            )
+        }
         let serverChannel = LinkSyncChannel(serverLink), clientChannel = LinkSyncChannel(clientLink)
         let serving = server.engine.connect(serverChannel, pulling: false)
         let pulling = client.engine.connect(clientChannel)
+        try await run(serving: serving, pulling: pulling, close: clientChannel)
+        let a = serverChannel.framesSent, b = clientChannel.framesSent
+        return Moved(bytes: a.bytes + b.bytes, frames: a.frames + b.frames, syncFrameBytes: a.bytes + b.bytes)
+    }
+
+    /// Waits until the pulling side is caught up and the serving side has its last ack, then
+    /// closes the client's channel and waits for both sessions to end.
+    private static func run(serving: SyncSession, pulling: SyncSession, close clientChannel: any SyncChannel) async throws {
         guard await pulling.waitUntilCaughtUp() else {
             throw BenchError("a sync session ended before the subscriber caught up: \(await pulling.endReason ?? "no reason given")")
         }
@@ -104,7 +150,5 @@ extension TraceBench {
         clientChannel.close()
         await serving.waitUntilEnded()
         await pulling.waitUntilEnded()
-        let a = serverChannel.framesSent, b = clientChannel.framesSent
-        return (a.bytes + b.bytes, a.frames + b.frames)
     }
 }

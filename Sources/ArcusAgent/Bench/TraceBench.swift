@@ -31,6 +31,10 @@ public struct TraceBench {
         public var stateJSONBytes = 0
         public var stages = Stages()
         public var exchange = Exchange.protocol.rawValue
+        /// With `secure`: the handshakes' bytes (counted in `wireBytes` too), and the sync
+        /// frames' bytes alone — what `wireBytes` is in a plain run. Nil (and not printed) plain.
+        public var handshakeBytes: Int?
+        public var syncFrameBytes: Int?
 
         /// One JSON line, with the keys of TRACE.md first.
         public var jsonLine: String {
@@ -49,7 +53,11 @@ public struct TraceBench {
                 ("write_s", r(stages.write, 4)), ("sync_select_s", r(stages.select, 4)), ("sync_encode_s", r(stages.encode, 4)),
                 ("sync_decode_s", r(stages.decode, 4)), ("sync_join_s", r(stages.join, 4)),
             ]
-            return FigureLine.json(fields)
+            var secured: [(String, Value)] = []
+            if let handshakeBytes, let syncFrameBytes {
+                secured = [("secure", .bool(true)), ("handshake_bytes", .int(Int64(handshakeBytes))), ("sync_frame_bytes", .int(Int64(syncFrameBytes)))]
+            }
+            return FigureLine.json(fields + secured)
         }
     }
 
@@ -77,9 +85,13 @@ public struct TraceBench {
     public let exchange: Exchange
     /// Where `sqlite` replicas keep their data directories (removed afterwards).
     public let scratch: URL
+    /// With `exchange: .protocol`: every sync session's link goes through the mesh handshake
+    /// (shared secret, an identity per replica) and runs sealed (`SecureLink`).
+    public let secure: Bool
 
     public init(trace: Trace, storage: Storage = .memory, exchange: Exchange = .protocol,
-                scratch: URL = FileManager.default.temporaryDirectory) {
+                scratch: URL = FileManager.default.temporaryDirectory, secure: Bool = false) {
+        self.secure = secure
         self.trace = trace
         self.storage = storage
         self.exchange = exchange

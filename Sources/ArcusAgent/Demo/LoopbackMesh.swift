@@ -9,6 +9,9 @@ import Synchronization
 /// as a `Topology` says. Links can be dropped and made again while the engines run, as radios
 /// go in and out of range; a new link starts new sessions, which resume where the last ones
 /// stopped.
+///
+/// With `secret`, every peer gets an identity and every link goes through the mesh handshake
+/// (shared-secret mode) before its sync sessions start, which then run sealed (`SecureConnector`).
 public final class LoopbackMesh: Sendable {
     public struct Peer: Sendable {
         public let index: Int
@@ -20,17 +23,22 @@ public final class LoopbackMesh: Sendable {
     public let peers: [Peer]
     public let topology: Topology
     public let conditions: LoopbackConditions
+    /// Each peer's part in handshakes, when the mesh is secure.
+    public let connectors: [SecureConnector]?
 
     private struct Wire {
         let a: LoopbackLink, b: LoopbackLink
-        let channelA: LinkSyncChannel, channelB: LinkSyncChannel
     }
 
     private struct State {
         /// The link each topology link has now, if it is up.
         var wires: [Topology.Link: Wire] = [:]
         /// Every link end a peer has had, for its statistics (ends keep them after closing).
-        var ends: [[(link: LoopbackLink, channel: LinkSyncChannel)]]
+        var ends: [[LoopbackLink]]
+        /// Every sync channel a peer has had, for its frame counts.
+        var channels: [[LinkSyncChannel]]
+        /// Handshakes that failed (a link dropped during one; never a wrong secret here).
+        var refused = 0
         var stopped = false
     }
 
@@ -40,10 +48,13 @@ public final class LoopbackMesh: Sendable {
     /// linked until `connect`.
     public init(
         topology: Topology, conditions: LoopbackConditions, options: SyncEngine.Options = SyncEngine.Options(),
-        makeStore: (Int) throws -> Store
+        secret: MeshSecret? = nil, makeStore: (Int) throws -> Store
     ) throws {
         self.topology = topology
         self.conditions = conditions
+        connectors = secret.map { secret in
+            (0..<topology.peerCount).map { _ in SecureConnector(identity: PeerIdentity(), credential: .sharedSecret(secret)) }
+        }
         var peers: [Peer] = []
         for index in 0..<topology.peerCount {
             var peerOptions = options
@@ -52,7 +63,7 @@ public final class LoopbackMesh: Sendable {
             peers.append(Peer(index: index, name: peerOptions.name, store: store, engine: try SyncEngine(store: store, options: peerOptions)))
         }
         self.peers = peers
-        state = Mutex(State(ends: Array(repeating: [], count: topology.peerCount)))
+        state = Mutex(State(ends: Array(repeating: [], count: topology.peerCount), channels: Array(repeating: [], count: topology.peerCount)))
     }
 
     /// Brings up every link of the topology that is down.
@@ -60,20 +71,49 @@ public final class LoopbackMesh: Sendable {
         for link in topology.links { connect(link) }
     }
 
-    /// Brings up one link (if it is down): a fresh loopback pair and a sync session at each end.
+    /// Brings up one link (if it is down): a fresh loopback pair and a sync session at each end —
+    /// in a secure mesh, once the handshake (peer `link.a` dials) has let both ends in.
     public func connect(_ link: Topology.Link) {
         let made: Wire? = state.withLock { state in
             guard !state.stopped, state.wires[link] == nil else { return nil }
             let (a, b) = Loopback.pair(conditions, name: "\(peers[link.a].name)-\(peers[link.b].name)")
-            let wire = Wire(a: a, b: b, channelA: LinkSyncChannel(a), channelB: LinkSyncChannel(b))
+            let wire = Wire(a: a, b: b)
             state.wires[link] = wire
-            state.ends[link.a].append((a, wire.channelA))
-            state.ends[link.b].append((b, wire.channelB))
+            state.ends[link.a].append(a)
+            state.ends[link.b].append(b)
             return wire
         }
         guard let made else { return }
-        peers[link.a].engine.connect(made.channelA)
-        peers[link.b].engine.connect(made.channelB)
+        guard let connectors else {
+            let channelA = LinkSyncChannel(made.a), channelB = LinkSyncChannel(made.b)
+            state.withLock { state in
+                state.channels[link.a].append(channelA)
+                state.channels[link.b].append(channelB)
+            }
+            peers[link.a].engine.connect(channelA)
+            peers[link.b].engine.connect(channelB)
+            return
+        }
+        let (dialer, acceptor) = (connectors[link.a], connectors[link.b])
+        let (engineA, engineB) = (peers[link.a].engine, peers[link.b].engine)
+        Task {
+            async let accepted = try? acceptor.handshake.secure(made.b, as: .responder)
+            let dialled = try? await dialer.handshake.secure(made.a, as: .initiator)
+            guard let dialled, let secured = await accepted else {
+                // Dropped during the handshake: forget the wire so that it can be made again.
+                made.a.close()
+                state.withLock { state in
+                    state.refused += 1
+                    if state.wires[link]?.a === made.a { state.wires[link] = nil }
+                }
+                return
+            }
+            let atA = dialer.connect(dialled, to: engineA), atB = acceptor.connect(secured, to: engineB)
+            state.withLock { state in
+                state.channels[link.a].append(atA.frames)
+                state.channels[link.b].append(atB.frames)
+            }
+        }
     }
 
     /// Fails one link abruptly, as a radio going out of range: peer `link.a`'s end goes at once,
@@ -86,20 +126,24 @@ public final class LoopbackMesh: Sendable {
     /// The links that are up.
     public var connectedLinks: [Topology.Link] { state.withLock { Array($0.wires.keys) } }
 
-    /// Bytes peer `index` has put on its links so far (fragment headers included).
+    /// Bytes peer `index` has put on its links so far (fragment headers included; in a secure mesh
+    /// handshakes and 16-byte tags too).
     public func bytesSent(by index: Int) -> Int {
-        state.withLock { $0.ends[index].reduce(0) { $0 + $1.link.statistics.bytesSent } }
+        state.withLock { $0.ends[index].reduce(0) { $0 + $1.statistics.bytesSent } }
     }
 
     /// Bytes peer `index` has taken from its links so far (fragment headers included).
     public func bytesReceived(by index: Int) -> Int {
-        state.withLock { $0.ends[index].reduce(0) { $0 + $1.link.statistics.bytesReceived } }
+        state.withLock { $0.ends[index].reduce(0) { $0 + $1.statistics.bytesReceived } }
     }
 
     /// Sync frames peer `index` has sent so far.
     public func framesSent(by index: Int) -> Int {
-        state.withLock { $0.ends[index].reduce(0) { $0 + $1.channel.framesSent.frames } }
+        state.withLock { $0.channels[index].reduce(0) { $0 + $1.framesSent.frames } }
     }
+
+    /// Handshakes that did not complete (in a secure mesh).
+    public var handshakesFailed: Int { state.withLock { $0.refused } }
 
     /// Links made so far, first connections and reconnections.
     public var linksMade: Int { state.withLock { $0.ends.reduce(0) { $0 + $1.count } / 2 } }

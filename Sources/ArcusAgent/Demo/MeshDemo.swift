@@ -1,5 +1,6 @@
 import ArcusCRDT
 import ArcusLoopback
+import ArcusMesh
 import ArcusStore
 import ArcusSync
 import Foundation
@@ -28,6 +29,9 @@ public struct MeshDemo: Sendable {
         /// How long after the writing stops the mesh may take to converge before the demo gives up.
         public var settleLimit = 120.0
         public var seed: UInt64 = 1
+        /// Whether every link goes through the mesh handshake (a shared secret, an identity per
+        /// peer) and carries its sync sessions sealed.
+        public var secure = false
         public init() {}
     }
 
@@ -52,6 +56,9 @@ public struct MeshDemo: Sendable {
         public var messages = 0
         public var verification = DemoVerification.Outcome()
         public var seed: UInt64 = 0
+        public var secure = false
+        /// Handshakes that did not complete (links dropped during one).
+        public var handshakesFailed = 0
 
         public var jsonLine: String {
             let fields: [(String, Value)] = [
@@ -66,7 +73,8 @@ public struct MeshDemo: Sendable {
                 ("lost", .int(Int64(verification.lost))), ("resurrected", .int(Int64(verification.resurrected))),
                 ("unexpected", .int(Int64(verification.unexpected))), ("seed", .string(String(seed))),
             ]
-            return FigureLine.json(fields)
+            let secured: [(String, Value)] = secure ? [("secure", .bool(true)), ("handshakes_failed", .int(Int64(handshakesFailed)))] : []
+            return FigureLine.json(fields + secured)
         }
     }
 
@@ -83,7 +91,8 @@ public struct MeshDemo: Sendable {
         engineOptions.log = { level, message in
             if level != .info { progress("\(level.rawValue): \(message)") }
         }
-        let mesh = try LoopbackMesh(topology: topology, conditions: options.link.conditions, options: engineOptions) { _ in
+        let secret = options.secure ? MeshSecret.random().secret : nil
+        let mesh = try LoopbackMesh(topology: topology, conditions: options.link.conditions, options: engineOptions, secret: secret) { _ in
             try Store(inMemory: Store.Options())
         }
         defer { mesh.stop() }
@@ -96,6 +105,7 @@ public struct MeshDemo: Sendable {
         figures.diameter = topology.diameter
         figures.seconds = options.seconds
         figures.seed = options.seed
+        figures.secure = options.secure
 
         var workload = DemoWorkload(peers: topology.peerCount, seed: options.seed)
         for peer in mesh.peers {
@@ -179,6 +189,7 @@ public struct MeshDemo: Sendable {
         figures.maxBytesPerPeer = sent.max() ?? 0
         figures.messages = (0..<topology.peerCount).reduce(0) { $0 + mesh.framesSent(by: $1) }
         figures.linksMade = mesh.linksMade
+        figures.handshakesFailed = mesh.handshakesFailed
         return figures
     }
 

@@ -1,0 +1,194 @@
+import ArcusCRDT
+import ArcusLoopback
+import ArcusMesh
+import ArcusStore
+import ArcusSync
+import Foundation
+import Testing
+@testable import ArcusAgent
+
+/// Sync over authenticated, encrypted links: `SecureConnector` runs the mesh handshake on each
+/// link, then a sync session with the peer's permissions, held to the site id bound to it.
+@Suite("Secure sync", .serialized)
+struct AgentSecureSyncTests {
+    /// A store, its engine (subscribed to everything) and how it takes part in handshakes.
+    final class Node: Sendable {
+        let store: Store
+        let engine: SyncEngine
+        let identity: PeerIdentity
+        let connector: SecureConnector
+
+        init(_ name: String, identity: PeerIdentity = PeerIdentity(), credential: (PeerIdentity) throws -> MeshCredential) throws {
+            store = try Store(inMemory: Store.Options())
+            var options = SyncEngine.Options()
+            options.name = name
+            engine = try SyncEngine(store: store, options: options)
+            _ = try engine.registerSubscription("")
+            self.identity = identity
+            connector = SecureConnector(identity: identity, credential: try credential(identity))
+        }
+
+        func insert(_ id: String, into collection: String) throws {
+            try store.write { tx in _ = try tx.upsert(["_id": .string(id), "v": .int(1)], into: collection) }
+        }
+
+        func ids(_ collection: String) throws -> [String] {
+            try store.execute("SELECT * FROM \(collection) ORDER BY _id").items.compactMap { $0[path: ["_id"]]?.stringValue }
+        }
+    }
+
+    static func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) async rethrows -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < deadline {
+            if try condition() { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return try condition()
+    }
+
+    /// Links `dialer` and `acceptor` by a fresh loopback pair, secured, with a sync session at each end.
+    static func link(_ dialer: Node, _ acceptor: Node) async throws -> (SecureConnector.Connection, SecureConnector.Connection) {
+        let (a, b) = Loopback.pair(.instant, name: "secure-test")
+        async let accepted = acceptor.connector.connect(b, as: .responder, to: acceptor.engine)
+        let dialled = try await dialer.connector.connect(a, as: .initiator, to: dialer.engine)
+        return (dialled, try await accepted)
+    }
+
+    static let secret = MeshSecret.random().secret
+
+    @Test("a chain of three over secure links converges, both ways across the middle peer")
+    func chain() async throws {
+        let nodes = try (0..<3).map { i in try Node("peer-\(i)", credential: { _ in .sharedSecret(Self.secret) }) }
+        defer { nodes.forEach { $0.engine.stop() } }
+        let (left, _) = try await Self.link(nodes[0], nodes[1])
+        _ = try await Self.link(nodes[1], nodes[2])
+        #expect(left.peer.peerID == nodes[1].identity.peerID)
+        #expect(left.session.permissions == .all)
+        try nodes[0].insert("from-0", into: "cars")
+        try nodes[2].insert("from-2", into: "cars")
+        let converged = try await Self.eventually { try nodes.allSatisfy { try $0.ids("cars") == ["from-0", "from-2"] } }
+        let seen = try nodes.map { try $0.ids("cars") }
+        #expect(converged, "\(seen)")
+    }
+
+    @Test("a peer with the wrong secret is refused by the handshake and receives nothing")
+    func wrongSecret() async throws {
+        let member = try Node("member", credential: { _ in .sharedSecret(Self.secret) })
+        let outsider = try Node("outsider", credential: { _ in .sharedSecret(MeshSecret.random().secret) })
+        defer { member.engine.stop(); outsider.engine.stop() }
+        try member.insert("secret-car", into: "cars")
+        let (a, b) = Loopback.pair(.instant, name: "secure-test")
+        async let accepted: Result<SecureConnector.Connection, any Error> = {
+            do { return .success(try await member.connector.connect(b, as: .responder, to: member.engine)) } catch { return .failure(error) }
+        }()
+        await #expect(throws: (any Error).self) { try await outsider.connector.connect(a, as: .initiator, to: outsider.engine) }
+        if case .success = await accepted { Issue.record("the member let the outsider in") }
+        #expect(member.engine.sessions.isEmpty && outsider.engine.sessions.isEmpty)
+        // What the member put on the link is its refusal to talk: no sync frame went out.
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(try outsider.ids("cars").isEmpty)
+        #expect(b.statistics.bytesSent == 0, "the responder answers nothing to a first message it cannot open")
+    }
+
+    @Test("a peer whose certificate lets it read only orders receives nothing of another collection, and its writes elsewhere are refused")
+    func certificatePermissions() async throws {
+        let authority = MeshAuthority()
+        func certified(_ name: String, read: [String], write: [String]) throws -> Node {
+            try Node(name, credential: { identity in
+                let certificate = try authority.issue(
+                    to: identity.publicKey, name: name,
+                    permissions: CollectionPermissions(read: CollectionSet(read), write: CollectionSet(write))
+                )
+                return .certificate(certificate, authority: authority.publicKey)
+            })
+        }
+        let hub = try certified("hub", read: ["*"], write: ["*"])
+        let reader = try certified("orders-reader", read: ["orders"], write: ["orders"])
+        defer { hub.engine.stop(); reader.engine.stop() }
+        try hub.insert("o1", into: "orders")
+        try hub.insert("c1", into: "cars")
+        try reader.insert("r-car", into: "cars")
+        try reader.insert("r-order", into: "orders")
+
+        let (fromReader, atHub) = try await Self.link(reader, hub)
+        #expect(atHub.session.permissions == SyncPermissions(read: .named(["orders"]), write: .named(["orders"])))
+        #expect(fromReader.session.permissions == .all)
+        #expect(await Self.eventually { (try? reader.ids("orders")) == ["o1", "r-order"] && (try? hub.ids("orders")) == ["o1", "r-order"] })
+        _ = await atHub.session.waitUntilCaughtUp()
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(try reader.ids("cars") == ["r-car"], "the hub sent a car to a peer that may read only orders")
+        #expect(try hub.ids("cars") == ["c1"], "the hub merged a car from a peer that may write only orders")
+    }
+
+    @Test("a mesh peer that comes back with another sync peer id than it first had is refused")
+    func siteBinding() async throws {
+        let identity = PeerIdentity()
+        let hub = try Node("hub", credential: { _ in .sharedSecret(Self.secret) })
+        let first = try Node("first", identity: identity, credential: { _ in .sharedSecret(Self.secret) })
+        let impostor = try Node("second-store", identity: identity, credential: { _ in .sharedSecret(Self.secret) })
+        defer { [hub, first, impostor].forEach { $0.engine.stop() } }
+        try hub.insert("c1", into: "cars")
+
+        let (_, atHub) = try await Self.link(first, hub)
+        #expect(await Self.eventually { (try? first.ids("cars")) == ["c1"] })
+        #expect(hub.connector.bindings.siteID(of: identity.peerID) == first.engine.peerID)
+        atHub.channel.close()
+
+        let (_, again) = try await Self.link(impostor, hub)
+        await again.session.waitUntilEnded()
+        #expect(again.channel.refusalReason != nil)
+        #expect(try impostor.ids("cars").isEmpty)
+    }
+
+    @Test("sync over the multiplexer's session per peer, on secure links, converges")
+    func overPeerSession() async throws {
+        let a = try Node("a", credential: { _ in .sharedSecret(Self.secret) })
+        let b = try Node("b", credential: { _ in .sharedSecret(Self.secret) })
+        defer { a.engine.stop(); b.engine.stop() }
+        let muxA = Multiplexer(localPeer: a.identity.peerID), muxB = Multiplexer(localPeer: b.identity.peerID)
+        let (linkA, linkB) = Loopback.pair(.instant, name: "secure-mux")
+        async let securedB = b.connector.handshake.secure(linkB, as: .responder)
+        let securedA = try await a.connector.handshake.secure(linkA, as: .initiator)
+        let secureB = try await securedB
+        async let sessionB = muxB.add(secureB, as: .acceptor)
+        let sessionA = try await muxA.add(securedA, as: .dialer)
+        let atB = b.connector.connect(try await sessionB, authenticatedAs: secureB.peer, to: b.engine)
+        let atA = a.connector.connect(sessionA, authenticatedAs: securedA.peer, to: a.engine)
+        try a.insert("from-a", into: "cars")
+        try b.insert("from-b", into: "cars")
+        let converged = try await Self.eventually { try [a, b].allSatisfy { try $0.ids("cars") == ["from-a", "from-b"] } }
+        #expect(converged)
+        let heardB = await atA.peerID, heardA = await atB.peerID
+        #expect(heardB == b.engine.peerID && heardA == a.engine.peerID)
+        await muxA.close()
+        await muxB.close()
+    }
+
+    @Test("certificate permissions map to sync permissions, \"*\" to every collection")
+    func permissionMapping() {
+        #expect(SyncPermissions(.full) == .all)
+        let mapped = SyncPermissions(CollectionPermissions(read: CollectionSet(["orders", "cars"]), write: .none))
+        #expect(mapped == SyncPermissions(read: .named(["orders", "cars"]), write: .none))
+        #expect(SyncPermissions(CollectionPermissions(read: CollectionSet(["*", "x"]), write: .all)) == .all)
+    }
+}
+
+/// `arcus demo --secure`: the loopback mesh with every link handshaken and sealed.
+@Suite("Secure loopback mesh", .serialized)
+struct MeshDemoSecureSyncTests {
+    @Test("a secured chain of three peers writing for a second converges, nothing lost, and says it ran secured")
+    func securedChain() async throws {
+        var options = MeshDemo.Options()
+        options.shape = .chain
+        options.peers = 3
+        options.seconds = 1
+        options.secure = true
+        options.settleLimit = 60
+        let figures = try await MeshDemo(options: options).run()
+        #expect(figures.converged, "\(figures.jsonLine)")
+        #expect(figures.verification.lost == 0)
+        #expect(figures.writes > 0)
+        #expect(figures.jsonLine.contains("\"secure\": true"))
+        #expect(figures.handshakesFailed == 0)
+    }
+}
