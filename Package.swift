@@ -83,7 +83,7 @@ let package = Package(
             name: "ArcusStoreTests",
             dependencies: ["ArcusStore", "ArcusCRDT", "ArcusCodec", "ArcusTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "ArcusMeshTests", dependencies: ["ArcusMesh", "ArcusLoopback", "ArcusTestSupport"]),
+        .testTarget(name: "ArcusMeshTests", dependencies: ["ArcusMesh", "ArcusCodec", "ArcusLoopback", "ArcusTestSupport"]),
         .testTarget(
             name: "ArcusSyncTests",
             dependencies: ["ArcusSync", "ArcusStore", "ArcusCRDT", "ArcusCodec", "ArcusMesh", "ArcusLoopback", "ArcusAgent", "ArcusTestSupport"]

@@ -1,3 +1,4 @@
+import ArcusCodec
 import ArcusStore
 
 /// What one peer may do with this store's collections over a session: which collections it may
@@ -16,49 +17,10 @@ import ArcusStore
 ///   received), which is what multi-hop needs.
 ///
 /// `.all` (the default) permits everything. Certificates carry the same lists (ArcusMesh's
-/// `CollectionPermissions`); the agent translates them with `Collections(names)`.
+/// `CollectionPermissions`); the agent passes them on as they are.
 public struct SyncPermissions: Sendable, Equatable, CustomStringConvertible {
-    /// Every collection, or those named.
-    public enum Collections: Sendable, Hashable, CustomStringConvertible {
-        case all
-        case named(Set<String>)
-
-        /// No collection.
-        public static let none = Collections.named([])
-
-        /// The set a list of names means, as certificates spell it: "*" alone, or among the
-        /// names, means every collection.
-        public init(_ names: some Sequence<String>) {
-            let names = Set(names)
-            self = names.contains("*") ? .all : .named(names)
-        }
-
-        public func contains(_ collection: String) -> Bool {
-            switch self {
-            case .all: return true
-            case .named(let names): return names.contains(collection)
-            }
-        }
-
-        /// Whether every collection this set holds, `other` holds too.
-        public func isSubset(of other: Collections) -> Bool {
-            switch (self, other) {
-            case (_, .all): return true
-            case (.all, .named): return false
-            case (.named(let mine), .named(let theirs)): return mine.isSubset(of: theirs)
-            }
-        }
-
-        /// ["*"] for every collection, otherwise the names sorted.
-        public var names: [String] {
-            switch self {
-            case .all: return ["*"]
-            case .named(let names): return names.sorted()
-            }
-        }
-
-        public var description: String { names.isEmpty ? "none" : names.joined(separator: ",") }
-    }
+    /// Every collection, or those named: the same sets certificates carry.
+    public typealias Collections = CollectionSet
 
     public var read: Collections
     public var write: Collections

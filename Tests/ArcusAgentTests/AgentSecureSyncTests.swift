@@ -1,3 +1,4 @@
+import ArcusCodec
 import ArcusCRDT
 import ArcusLoopback
 import ArcusMesh

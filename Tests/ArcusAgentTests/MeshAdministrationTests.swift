@@ -1,3 +1,4 @@
+import ArcusCodec
 import ArcusAgent
 import ArcusMesh
 import Foundation

@@ -1,3 +1,4 @@
+import ArcusCodec
 import ArcusLoopback
 import ArcusMesh
 import ArcusTestSupport

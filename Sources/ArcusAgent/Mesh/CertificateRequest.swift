@@ -1,3 +1,4 @@
+import ArcusCodec
 import ArcusMesh
 import Foundation
 

@@ -5,13 +5,7 @@ extension SyncPermissions {
     /// What a certificate (or the shared secret: everything) lets a mesh peer do, as the sync
     /// engine enforces it. "*" means every collection in both.
     public init(_ permissions: CollectionPermissions) {
-        func collections(_ set: CollectionSet) -> Collections {
-            switch set {
-            case .all: return .all
-            case .named(let names): return .named(names)
-            }
-        }
-        self.init(read: collections(permissions.read), write: collections(permissions.write))
+        self.init(read: permissions.read, write: permissions.write)
     }
 }
 

@@ -1,4 +1,6 @@
-/// The collections a permission covers: every collection, or those named.
+/// The collections a permission covers: every collection, or those named. Certificates carry
+/// them (ArcusMesh) and the sync engine enforces them (ArcusSync's `SyncPermissions`), so the
+/// one type lives where both may look.
 public enum CollectionSet: Sendable, Hashable, CustomStringConvertible {
     case all
     case named(Set<String>)
@@ -20,6 +22,15 @@ public enum CollectionSet: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Whether every collection this set holds, `other` holds too.
+    public func isSubset(of other: CollectionSet) -> Bool {
+        switch (self, other) {
+        case (_, .all): return true
+        case (.all, .named): return false
+        case (.named(let mine), .named(let theirs)): return mine.isSubset(of: theirs)
+        }
+    }
+
     /// The names as certificates list them: ["*"] for every collection, otherwise sorted, so
     /// that the same set always encodes (and is signed) the same way.
     public var names: [String] {
@@ -30,21 +41,4 @@ public enum CollectionSet: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { names.isEmpty ? "none" : names.joined(separator: ",") }
-}
-
-/// What a peer may do with each collection: read (be sent its documents) and write (have its
-/// changes accepted). The sync engine enforces them; the mesh only carries them.
-public struct CollectionPermissions: Sendable, Hashable, CustomStringConvertible {
-    public var read: CollectionSet
-    public var write: CollectionSet
-
-    public init(read: CollectionSet, write: CollectionSet) {
-        self.read = read
-        self.write = write
-    }
-
-    /// Everything: what a peer proving membership with the shared mesh secret gets.
-    public static let full = CollectionPermissions(read: .all, write: .all)
-
-    public var description: String { "read \(read), write \(write)" }
 }
