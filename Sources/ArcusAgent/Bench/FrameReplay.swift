@@ -8,12 +8,12 @@ import Foundation
 /// `to` lacks — between replicas in memory (`TraceReplica`) or in durable stores
 /// (`StoreReplica`). A fresh peer gets one batch of every document's whole state.
 extension TraceBench {
-    func runFrames(progress: ((Double) -> Void)?) throws -> Figures {
+    func runFrames(progress: ((Double) -> Void)?) async throws -> Figures {
         let clock = ReplayClock()
         switch storage {
         case .memory:
             var generator = SystemRandomNumberGenerator()
-            return try runFrames(clock: clock, progress: progress) {
+            return try await runFrames(clock: clock, progress: progress) {
                 TraceReplica(site: SiteID.random(using: &generator), clock: HybridLogicalClock(physical: clock.physical))
             }
         case .sqlite:
@@ -22,7 +22,7 @@ extension TraceBench {
             var options = Store.Options()
             options.physicalClock = clock.physical
             var made = 0
-            return try runFrames(clock: clock, progress: progress) {
+            return try await runFrames(clock: clock, progress: progress) {
                 made += 1
                 return try StoreReplica(directory: root.appendingPathComponent("replica-\(made)"), options: options)
             }
@@ -30,30 +30,16 @@ extension TraceBench {
     }
 
     private func runFrames<Replica: ReplayReplica>(clock: ReplayClock, progress: ((Double) -> Void)?,
-                                                   makeReplica: () throws -> Replica) throws -> Figures {
+                                                   makeReplica: () throws -> Replica) async throws -> Figures {
         var figures = Figures(trace: trace.header.name, store: storage.rawValue)
         figures.exchange = Exchange.frames.rawValue
         let replicas = try (0..<trace.header.replicas).map { _ in try makeReplica() }
-        let total = trace.operations.count
-        let step = max(total / 20, 1)
-
-        let start = monotonicSeconds()
-        for (n, operation) in trace.operations.enumerated() {
-            clock.advance()
-            if let write = operation.write {
-                let opStart = monotonicSeconds()
-                try replicas[write.replica].apply(write.key, write.mutation)
-                figures.stages.write += monotonicSeconds() - opStart
-                figures.ops += 1
-            } else if case .sync(let from, let to) = operation {
-                figures.wireBytes += try Self.sync(from: replicas[from], to: replicas[to], stages: &figures.stages)
-                figures.frames += 2
-                figures.syncs += 1
-            }
-            if n % step == 0 { progress?(Double(n) / Double(total)) }
+        try await replayOperations(clock: clock, into: &figures, progress: progress) { replica, key, mutation in
+            try replicas[replica].apply(key, mutation)
+        } sync: { from, to, figures in
+            figures.wireBytes += try Self.sync(from: replicas[from], to: replicas[to], stages: &figures.stages)
+            figures.frames += 2
         }
-        figures.replaySeconds = monotonicSeconds() - start
-        progress?(1)
 
         // A fresh peer catching up with replica 0.
         let encodeStart = monotonicSeconds()

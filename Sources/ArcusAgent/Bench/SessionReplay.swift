@@ -58,31 +58,17 @@ extension TraceBench {
             try? FileManager.default.removeItem(at: root)
         }
         for _ in 0..<trace.header.replicas { replicas.append(try makeReplica()) }
-        let total = trace.operations.count
-        let step = max(total / 20, 1)
-
-        let start = monotonicSeconds()
-        for (n, operation) in trace.operations.enumerated() {
-            clock.advance()
-            if let write = operation.write {
-                let opStart = monotonicSeconds()
-                try replicas[write.replica].store.write { tx in _ = try tx.apply(write.key, write.mutation) }
-                figures.stages.write += monotonicSeconds() - opStart
-                figures.ops += 1
-            } else if case .sync(let from, let to) = operation {
-                let moved = try await Self.session(from: replicas[from], to: replicas[to])
-                figures.wireBytes += moved.bytes
-                figures.frames += moved.frames
-                figures.syncs += 1
-                if secure {
-                    figures.handshakeBytes? += moved.handshakeBytes
-                    figures.syncFrameBytes? += moved.syncFrameBytes
-                }
+        try await replayOperations(clock: clock, into: &figures, progress: progress) { replica, key, mutation in
+            try replicas[replica].store.write { tx in _ = try tx.apply(key, mutation) }
+        } sync: { from, to, figures in
+            let moved = try await Self.session(from: replicas[from], to: replicas[to])
+            figures.wireBytes += moved.bytes
+            figures.frames += moved.frames
+            if secure {
+                figures.handshakeBytes? += moved.handshakeBytes
+                figures.syncFrameBytes? += moved.syncFrameBytes
             }
-            if n % step == 0 { progress?(Double(n) / Double(total)) }
         }
-        figures.replaySeconds = monotonicSeconds() - start
-        progress?(1)
 
         // A fresh peer catching up with replica 0 through the same protocol. Producing and
         // merging overlap in a session, so the whole exchange counts as encoding.

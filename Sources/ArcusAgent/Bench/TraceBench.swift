@@ -102,8 +102,37 @@ public struct TraceBench {
     public func run(progress: ((Double) -> Void)? = nil) async throws -> Figures {
         switch exchange {
         case .protocol: return try await runSessions(progress: progress)
-        case .frames: return try runFrames(progress: progress)
+        case .frames: return try await runFrames(progress: progress)
         }
+    }
+
+    /// One replay of the trace's operations, whatever the exchange: the replay clock advances
+    /// before each operation, writes are timed and counted, syncs counted, progress reported,
+    /// and the whole walk timed as `replaySeconds`. `write` applies one write; `sync` performs
+    /// one sync and adds what it moved to the figures.
+    func replayOperations(
+        clock: ReplayClock, into figures: inout Figures, progress: ((Double) -> Void)?,
+        write: (_ replica: Int, DocumentKey, (inout DocumentState, Stamp) -> DocumentState?) throws -> Void,
+        sync: (_ from: Int, _ to: Int, inout Figures) async throws -> Void
+    ) async throws {
+        let total = trace.operations.count
+        let step = max(total / 20, 1)
+        let start = monotonicSeconds()
+        for (n, operation) in trace.operations.enumerated() {
+            clock.advance()
+            if let change = operation.write {
+                let opStart = monotonicSeconds()
+                try write(change.replica, change.key, change.mutation)
+                figures.stages.write += monotonicSeconds() - opStart
+                figures.ops += 1
+            } else if case .sync(let from, let to) = operation {
+                try await sync(from, to, &figures)
+                figures.syncs += 1
+            }
+            if n % step == 0 { progress?(Double(n) / Double(total)) }
+        }
+        figures.replaySeconds = monotonicSeconds() - start
+        progress?(1)
     }
 
     /// Whether every replica holds the same documents — the same visible JSON and the same
