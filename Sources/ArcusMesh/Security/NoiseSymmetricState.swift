@@ -70,6 +70,12 @@ struct NoiseSymmetricState {
         return (FrameCipher(key: SymmetricKey(data: output[0])), FrameCipher(key: SymmetricKey(data: output[1])))
     }
 
+    /// Key material for a resumption ticket, independent of the transport keys (another HKDF
+    /// input); only meaningful once the handshake is complete.
+    func resumptionKeyMaterial() -> [UInt8] {
+        hkdf(Array("arcus resumption".utf8), outputs: 1)[0]
+    }
+
     /// Noise's HKDF: RFC 5869 with the chaining key as salt and no info, cut into 32-byte outputs.
     private func hkdf(_ inputKeyMaterial: [UInt8], outputs: Int) -> [[UInt8]] {
         let key = HKDF<SHA256>.deriveKey(

@@ -16,15 +16,19 @@ public final class SecureLink: Link {
     public let peer: AuthenticatedPeer
     /// The peer's messages, opened, in order; finishes when the link closes or a frame fails to open.
     public let incoming: AsyncStream<[UInt8]>
+    /// Nil after a full handshake; after a resumed one, the hints this side sent and the peer
+    /// gave (see `MeshHandshake`).
+    public let resumption: ResumptionHints?
 
     private let inbound: InboundFrames
     private let turns = SendTurns()
     /// Touched only by the sender holding the turn; the lock makes that visible to the compiler.
     private let sending: Mutex<FrameCipher>
 
-    init(link: any Link, peer: AuthenticatedPeer, inbound: InboundFrames, sending: FrameCipher) {
+    init(link: any Link, peer: AuthenticatedPeer, inbound: InboundFrames, sending: FrameCipher, resumption: ResumptionHints? = nil) {
         self.link = link
         self.peer = peer
+        self.resumption = resumption
         self.inbound = inbound
         self.sending = Mutex(sending)
         incoming = AsyncStream(unfolding: { await inbound.nextMessage() })
@@ -57,5 +61,16 @@ public final class SecureLink: Link {
 
     public func close() {
         link.close()
+    }
+}
+
+/// What the two ends of a resumed link told each other in the handshake.
+public struct ResumptionHints: Sendable, Hashable {
+    public let sent: [UInt8]
+    public let received: [UInt8]
+
+    public init(sent: [UInt8], received: [UInt8]) {
+        self.sent = sent
+        self.received = received
     }
 }
