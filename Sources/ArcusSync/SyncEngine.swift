@@ -33,6 +33,9 @@ public final class SyncEngine: Sendable {
     /// This peer's identity on the wire: its store's site id, 8 bytes big-endian.
     public let peerID: [UInt8]
 
+    /// The hello every session of this engine starts with.
+    public var hello: Hello { Hello(peerID: peerID, protocolVersion: SyncSession.protocolVersion, name: options.name) }
+
     struct State {
         var subscriptions: [UInt64: LocalSubscription] = [:]
         var nextSubscriptionID: UInt64 = 1

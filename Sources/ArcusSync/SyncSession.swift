@@ -120,7 +120,7 @@ public actor SyncSession {
     }
 
     private func run() async {
-        control.append(.hello(Hello(peerID: engine.peerID, protocolVersion: Self.protocolVersion, name: engine.options.name)))
+        control.append(.hello(engine.hello))
         let sender = Task { await self.sendLoop() }
         await receiveLoop()
         sender.cancel()

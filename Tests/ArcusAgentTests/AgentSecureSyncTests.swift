@@ -57,6 +57,57 @@ struct AgentSecureSyncTests {
 
     static let secret = MeshSecret.random().secret
 
+    /// Links them again, the dialer naming the acceptor so that the link resumes when it can;
+    /// `dialerConnector` stands in for the dialer's own (same identity) when given.
+    static func relink(
+        _ dialer: Node, _ acceptor: Node, dialerConnector: SecureConnector? = nil
+    ) async throws -> (SecureConnector.Connection, SecureConnector.Connection) {
+        let (a, b) = Loopback.pair(.instant, name: "secure-test")
+        async let accepted = acceptor.connector.connect(b, as: .responder, to: acceptor.engine)
+        let dialled = try await (dialerConnector ?? dialer.connector).connect(a, as: .initiator, peer: acceptor.identity.peerID, to: dialer.engine)
+        return (dialled, try await accepted)
+    }
+
+    /// Frames each side's engine sent and frames that went on the link.
+    static func framesSent(_ connection: SecureConnector.Connection) -> (engine: Int, link: Int) {
+        (connection.channel.framesSent.frames, connection.frames.framesSent.frames)
+    }
+
+    @Test("a later session resumes: the hellos both sides hold stay off the wire, and the stores still converge")
+    func resumedSessionsLeaveHellosOut() async throws {
+        let a = try Node("a", credential: { _ in .sharedSecret(Self.secret) })
+        let b = try Node("b", credential: { _ in .sharedSecret(Self.secret) })
+        defer { a.engine.stop(); b.engine.stop() }
+        var expected: [String] = []
+        for round in 0..<3 {
+            try a.insert("a-\(round)", into: "cars")
+            try b.insert("b-\(round)", into: "cars")
+            expected += ["a-\(round)", "b-\(round)"]
+            let (atA, atB) = try await Self.relink(a, b)
+            let converged = try await Self.eventually { try [a, b].allSatisfy { try $0.ids("cars") == expected.sorted() } }
+            #expect(converged, "round \(round)")
+            #expect((atA.link.resumption != nil) == (round > 0), "round \(round)")
+            let sentA = Self.framesSent(atA), sentB = Self.framesSent(atB)
+            // Every frame but the hello is on the wire once the link resumed.
+            let left = round > 0 ? 1 : 0
+            #expect(sentA.link == sentA.engine - left && sentB.link == sentB.engine - left, "round \(round): \(sentA) \(sentB)")
+            atA.channel.close()
+            await atA.session.waitUntilEnded()
+            await atB.session.waitUntilEnded()
+        }
+
+        // A restarted dialer keeps its tickets but no longer holds b's hello: b sends it, a does not.
+        let restarted = SecureConnector(handshake: a.connector.handshake, bindings: a.connector.bindings)
+        try a.insert("a-last", into: "cars")
+        let (atA, atB) = try await Self.relink(a, b, dialerConnector: restarted)
+        let converged = try await Self.eventually { try b.ids("cars").contains("a-last") }
+        #expect(converged && atA.link.resumption != nil)
+        let sentA = Self.framesSent(atA), sentB = Self.framesSent(atB)
+        #expect(sentA.link == sentA.engine - 1 && sentB.link == sentB.engine, "\(sentA) \(sentB)")
+        #expect(restarted.hellos.hello(of: b.identity.peerID) != nil)
+        atA.channel.close()
+    }
+
     @Test("a chain of three over secure links converges, both ways across the middle peer")
     func chain() async throws {
         let nodes = try (0..<3).map { i in try Node("peer-\(i)", credential: { _ in .sharedSecret(Self.secret) }) }

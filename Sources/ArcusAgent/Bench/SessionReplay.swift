@@ -101,14 +101,17 @@ extension TraceBench {
     static func session(from server: SessionReplica, to client: SessionReplica) async throws -> Moved {
         let (serverLink, clientLink) = Loopback.pair(.instant, name: "trace")
         if let serverConnector = server.connector, let clientConnector = client.connector {
-            async let accepted = serverConnector.handshake.secure(serverLink, as: .responder)
-            let dialled = try await clientConnector.handshake.secure(clientLink, as: .initiator)
+            let serverEngine = server.engine
+            async let accepted = serverConnector.secure(serverLink, as: .responder, for: serverEngine)
+            let dialled = try await clientConnector.secure(
+                clientLink, as: .initiator, peer: serverConnector.handshake.identity.peerID, for: client.engine
+            )
             let secured = try await accepted
             let handshake = serverLink.statistics.bytesSent + clientLink.statistics.bytesSent
             let serving = serverConnector.connect(secured, to: server.engine, pulling: false)
             let pulling = clientConnector.connect(dialled, to: client.engine)
             try await run(serving: serving.session, pulling: pulling.session, close: pulling.channel)
-            let a = serving.frames.framesSent, b = pulling.frames.framesSent
+            let a = serving.channel.framesSent, b = pulling.channel.framesSent
             return Moved(
                 bytes: serverLink.statistics.bytesSent + clientLink.statistics.bytesSent, frames: a.frames + b.frames,
                 handshakeBytes: handshake, syncFrameBytes: a.bytes + b.bytes

@@ -97,8 +97,8 @@ public final class LoopbackMesh: Sendable {
         let (dialer, acceptor) = (connectors[link.a], connectors[link.b])
         let (engineA, engineB) = (peers[link.a].engine, peers[link.b].engine)
         Task {
-            async let accepted = try? acceptor.handshake.secure(made.b, as: .responder)
-            let dialled = try? await dialer.handshake.secure(made.a, as: .initiator)
+            async let accepted = try? acceptor.secure(made.b, as: .responder, for: engineB)
+            let dialled = try? await dialer.secure(made.a, as: .initiator, peer: acceptor.handshake.identity.peerID, for: engineA)
             guard let dialled, let secured = await accepted else {
                 // Dropped during the handshake: forget the wire so that it can be made again.
                 made.a.close()

@@ -1,3 +1,4 @@
+import ArcusCodec
 import ArcusMesh
 import ArcusSync
 
@@ -19,6 +20,8 @@ extension SyncPermissions {
 public struct SecureConnector: Sendable {
     public let handshake: MeshHandshake
     public let bindings: SyncPeerBindings
+    /// The sync hellos peers sent, so that resumed links need not carry them again.
+    public let hellos = SyncHelloMemory()
 
     public init(handshake: MeshHandshake, bindings: SyncPeerBindings = SyncPeerBindings()) {
         self.handshake = handshake
@@ -39,17 +42,31 @@ public struct SecureConnector: Sendable {
         public var peer: AuthenticatedPeer { link.peer }
     }
 
-    /// Secures `link` (`.initiator` on the side that dialled) and starts a sync session with
-    /// `engine` over it. Throws `HandshakeError` (the link is closed) when the peer is not let in.
-    public func connect(_ link: any Link, as role: HandshakeRole, to engine: SyncEngine, pulling: Bool = true) async throws -> Connection {
-        let secure = try await handshake.secure(link, as: role)
-        return connect(secure, to: engine, pulling: pulling)
+    /// Secures `link` (`.initiator` on the side that dialled, naming the `peer` it dialled when it
+    /// knows it, so that the link can resume) and starts a sync session with `engine` over it.
+    /// Throws `HandshakeError` (the link is closed) when the peer is not let in.
+    public func connect(
+        _ link: any Link, as role: HandshakeRole, peer: PeerID? = nil, to engine: SyncEngine, pulling: Bool = true
+    ) async throws -> Connection {
+        return connect(try await secure(link, as: role, peer: peer, for: engine), to: engine, pulling: pulling)
+    }
+
+    /// Runs the handshake on `link` for a sync session of `engine`: resumed when this side dials
+    /// (`peer` named) a peer it holds a ticket for, with the hints that let both sides leave out
+    /// the sync hellos the other holds.
+    public func secure(_ link: any Link, as role: HandshakeRole, peer: PeerID? = nil, for engine: SyncEngine) async throws -> SecureLink {
+        let hellos = self.hellos
+        var encoder = FrameEncoder()
+        let ownHello = encoder.encode(.hello(engine.hello))
+        return try await handshake.secure(link, as: role, peer: peer, hint: { hellos.hint(for: $0, ownHello: ownHello) })
     }
 
     /// Starts a sync session with `engine` over a link already secured.
     public func connect(_ secure: SecureLink, to engine: SyncEngine, pulling: Bool = true) -> Connection {
         let frames = LinkSyncChannel(secure)
-        let channel = AuthenticatedSyncChannel(frames, peer: secure.peer, bindings: bindings)
+        let channel = AuthenticatedSyncChannel(
+            frames, peer: secure.peer, bindings: bindings, hellos: hellos, resumption: secure.resumption
+        )
         let session = engine.connect(channel, pulling: pulling, permissions: SyncPermissions(secure.peer.permissions))
         return Connection(link: secure, frames: frames, channel: channel, session: session)
     }
@@ -59,7 +76,7 @@ public struct SecureConnector: Sendable {
     /// session hello names anyone else). Permissions are taken from `peer` as authenticated.
     public func connect(_ session: PeerSession, authenticatedAs peer: AuthenticatedPeer, to engine: SyncEngine, pulling: Bool = true) -> SyncSession {
         precondition(session.peer == peer.peerID, "the mesh session is with \(session.peer), not with \(peer)")
-        let channel = AuthenticatedSyncChannel(PeerSessionSyncChannel(session), peer: peer, bindings: bindings)
+        let channel = AuthenticatedSyncChannel(PeerSessionSyncChannel(session), peer: peer, bindings: bindings, hellos: hellos)
         return engine.connect(channel, pulling: pulling, permissions: SyncPermissions(peer.permissions))
     }
 }
