@@ -632,10 +632,9 @@ public actor PeerSession {
     public var linkFigures: [SessionLinkFigures] {
         links.keys.sorted().map { number in
             let link = links[number]!
-            let measured = link.throughput.trustedBytesPerSecond
             return SessionLinkFigures(
                 number: number, kind: link.kind, roundTrip: link.roundTrip,
-                throughput: measured ?? link.channel.metrics.bytesPerSecond, isThroughputMeasured: measured != nil,
+                throughput: candidate(link).throughput, isThroughputMeasured: link.throughput.trustedBytesPerSecond != nil,
                 isActive: number == activeLinkNumber, carriesBulk: number == bulkLinkNumber
             )
         }
