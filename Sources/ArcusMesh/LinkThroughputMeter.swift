@@ -45,9 +45,8 @@ struct LinkThroughputMeter {
         sampleBytes += bytes
         var completed = false
         if let start = sampleStart, now - start >= Self.sampleInterval {
-            let seconds = Double((now - start).components.seconds) + Double((now - start).components.attoseconds) * 1e-18
-            let sample = Double(sampleBytes) / seconds
-            // Smoothed like the round trip, a little quicker: a link's rate moves less than its jitter.
+            let sample = Double(sampleBytes) / ((now - start) / .seconds(1))
+            // Smoothed, so that a sample that caught a stall or a burst does not decide alone.
             bytesPerSecond = bytesPerSecond.map { $0 * 0.75 + sample * 0.25 } ?? sample
             samples += 1
             completed = true

@@ -140,6 +140,29 @@ struct SessionLinkChoiceTests {
         await peers.close()
     }
 
+    @Test("a second link much slower than the first is left out of bulk once measured, and never takes over")
+    func clearlySlowerLinkLeftOutOfBulk() async throws {
+        let peers = SessionTestPeers(configuration: Self.throughputOnly())
+        try await peers.unratedLink(Self.emulated(bytesPerSecond: 4_000_000), kind: .lan)
+        try await peers.unratedLink(Self.emulated(bytesPerSecond: 50_000), kind: .bluetooth)
+        let sender = await peers.alphaSession, receiver = await peers.bravoSession
+        try await eventually("both links bound") { await sender.linkStatuses.count == 2 }
+        #expect(await sender.linkFigures.first { $0.kind == .bluetooth }?.carriesBulk == true, "unmeasured, it may help")
+
+        let count = 192
+        async let received = receiver.incoming.next(count, within: .seconds(60))
+        for index in 0..<count { try await sender.send(numberedMessage(index, padding: Self.messageSize)) }
+        #expect(try await received.map(index(ofNumbered:)) == Array(0..<count))
+
+        let figures = await sender.linkFigures
+        print("session link choice: after the transfer \(figures)")
+        let bluetooth = try #require(figures.first { $0.kind == .bluetooth })
+        #expect(bluetooth.isThroughputMeasured, "the slow link carried some bulk before it was measured")
+        #expect(!bluetooth.carriesBulk)
+        #expect(await sender.activeLink?.kind == .lan)
+        await peers.close()
+    }
+
     @Test("small messages stay on the best link: they never saturate it")
     func smallTrafficStaysOnTheBestLink() async throws {
         let peers = SessionTestPeers(configuration: Self.throughputOnly())
