@@ -5,8 +5,9 @@
 /// has taken it and said so (a cumulative ack, riding on data frames and heartbeats, or sent on
 /// its own after `ackDelay`). The session sends on its best link (`LinkPreference`); when that
 /// link closes or misses heartbeats, it moves to the next and resends everything unacknowledged,
-/// and the receiver drops what it already has. With no link at all, messages wait in the window
-/// and `events` says `.needsLink`.
+/// and the receiver drops what it already has. While the best link is saturated, bulk traffic
+/// also goes on the second-best one; the receiver puts the two streams back in order. With no
+/// link at all, messages wait in the window and `events` says `.needsLink`.
 ///
 /// Links are bound by a `Multiplexer` after their hello. A link is any `Link` — a secured one
 /// drops in as it is. Call `close()` when done: the session's tasks hold it until then.
@@ -27,6 +28,8 @@ public actor PeerSession {
     private var links: [Int: AttachedLink] = [:]
     private var nextLinkNumber = 0
     private var activeLinkNumber: Int?
+    /// The link that takes bulk traffic too while the active one is saturated.
+    private var bulkLinkNumber: Int?
     private var peerIncarnation: UInt64?
     private var peerWindow: Int
 
@@ -34,11 +37,11 @@ public actor PeerSession {
     private var unacknowledged: [Outgoing] = []
     private var unacknowledgedBytes = 0
     private var nextSequence = 1
-    /// The next sequence number the pump puts on the active link.
+    /// The next sequence number a pump puts on a link.
     private var cursor = 1
     private var roomWaiters: [(id: Int, continuation: CheckedContinuation<Void, any Error>)] = []
     private var nextWaiterID = 0
-    private var pumpWaiter: CheckedContinuation<Void, Never>?
+    private var pumpWaiters: [Lane: CheckedContinuation<Void, Never>] = [:]
 
     // Receiving.
     /// Every message up to this one has arrived (and is queued or taken).
@@ -49,6 +52,9 @@ public actor PeerSession {
     private var ackTimerRunning = false
     private var deliveries: [(generation: Int, payload: [UInt8])] = []
     private var deliveryHead = 0
+    /// Messages that arrived ahead of a gap, by sequence number, until the gap fills: bulk on a
+    /// second link overtakes the first. Never more than the window.
+    private var ahead: [Int: [UInt8]] = [:]
     /// Grows when the peer restarts, so that messages of its earlier life are not counted in acks.
     private var peerGeneration = 0
     private var consumer: CheckedContinuation<Bool, Never>?
@@ -62,6 +68,13 @@ public actor PeerSession {
     private struct Outgoing {
         var sequence: Int
         let payload: [UInt8]
+        /// The link that carried it last, whose throughput its ack counts for.
+        var link: Int?
+    }
+
+    /// The two pumps: one fills the active link, the other the bulk link while the active one is saturated.
+    private enum Lane {
+        case active, bulk
     }
 
     private struct AttachedLink {
@@ -77,6 +90,7 @@ public actor PeerSession {
         var heardAtLastTick: ContinuousClock.Instant
         var roundTrip: Duration?
         var roundTripSamples = 0
+        var throughput = LinkThroughputMeter()
         var dataFramesReceived = 0
         // Control frames waiting for the link's control sender: at most one of each.
         var pendingReply: Int?
@@ -115,7 +129,8 @@ public actor PeerSession {
                 await self.tick()
             }
         })
-        tasks.append(Task { await self.pump() })
+        tasks.append(Task { await self.pump(.active) })
+        tasks.append(Task { await self.pump(.bulk) })
     }
 
     // MARK: Sending
@@ -137,7 +152,7 @@ public actor PeerSession {
         unacknowledged.append(Outgoing(sequence: nextSequence, payload: message))
         unacknowledgedBytes += message.count
         nextSequence += 1
-        wakePump()
+        wakePumps()
     }
 
     private func hasRoom(for size: Int) -> Bool {
@@ -170,36 +185,66 @@ public actor PeerSession {
         for waiter in waiters { waiter.continuation.resume() }
     }
 
-    private func wakePump() {
-        pumpWaiter?.resume()
-        pumpWaiter = nil
+    private func wakePumps() {
+        let waiters = pumpWaiters.values
+        pumpWaiters = [:]
+        for waiter in waiters { waiter.resume() }
     }
 
-    /// Puts the window on the active link, one message after another, from `cursor`. One pump per
-    /// session, so that a link carries a gapless run of sequence numbers: the receiver can drop
-    /// anything that is not the next one it expects.
-    private func pump() async {
+    /// Puts the window on a link, one message after another, from `cursor`, which both lanes
+    /// share: each message goes on one link (until a failover sends it again), and a link that
+    /// drains faster takes more of them. The receiver puts them back in order.
+    private func pump(_ lane: Lane) async {
         while !isClosed {
-            guard let number = activeLinkNumber, let link = links[number], let message = nextToTransmit() else {
-                await withCheckedContinuation { pumpWaiter = $0 }
+            guard let number = linkToFill(lane), let index = nextToTransmit() else {
+                await withCheckedContinuation { pumpWaiters[lane] = $0 }
                 continue
             }
+            let message = unacknowledged[index]
             cursor = message.sequence + 1
+            recordSending(index, on: number)
             ackSent = max(ackSent, consumed)
             let frame = SessionFrame.data(sequence: message.sequence, ack: consumed, payload: message.payload)
+            let channel = links[number]!.channel
+            // The active link's load decides whether the bulk lane joins in.
+            wakePumps()
             do {
-                try await link.channel.send(frame.encoded())
+                try await channel.send(frame.encoded())
             } catch {
                 detach(number, .closed)
             }
         }
     }
 
-    private func nextToTransmit() -> Outgoing? {
+    /// The link a lane sends on now: the active link; for bulk, the second link while more than
+    /// `bulkThresholdBytes` of ours wait on the active one.
+    private func linkToFill(_ lane: Lane) -> Int? {
+        guard let active = activeLinkNumber, let activeLink = links[active] else { return nil }
+        switch lane {
+        case .active:
+            return active
+        case .bulk:
+            guard let bulk = bulkLinkNumber, links[bulk] != nil,
+                  activeLink.throughput.bytesInFlight >= configuration.preference.bulkThresholdBytes else { return nil }
+            return bulk
+        }
+    }
+
+    /// The index in `unacknowledged` of the next message to put on a link, if any waits.
+    private func nextToTransmit() -> Int? {
         guard let first = unacknowledged.first else { return nil }
         cursor = max(cursor, first.sequence)
         let index = cursor - first.sequence
-        return index < unacknowledged.count ? unacknowledged[index] : nil
+        return index < unacknowledged.count ? index : nil
+    }
+
+    /// Message `index` goes on link `number`: its bytes are in flight there, and no longer on the
+    /// link that carried it before, if any.
+    private func recordSending(_ index: Int, on number: Int) {
+        let bytes = unacknowledged[index].payload.count
+        if let previous = unacknowledged[index].link { links[previous]?.throughput.withdrawn(bytes) }
+        unacknowledged[index].link = number
+        links[number]!.throughput.sent(bytes, at: .now)
     }
 
     private func acknowledge(_ ack: Int) throws(SessionFrameError) {
@@ -210,8 +255,16 @@ public actor PeerSession {
             removed += 1
         }
         guard removed > 0 else { return }
+        let now = ContinuousClock.now
+        var sampled = false
+        for message in unacknowledged[..<removed] {
+            guard let number = message.link, links[number] != nil else { continue }
+            if links[number]!.throughput.acknowledged(message.payload.count, at: now) { sampled = true }
+        }
         unacknowledged.removeFirst(removed)
         wakeSenders()
+        if sampled { chooseActiveLink() }
+        wakePumps()
     }
 
     // MARK: Receiving
@@ -256,13 +309,22 @@ public actor PeerSession {
         let limit = consumed + configuration.window
         guard sequence <= limit else { throw .beyondWindow(sequence: sequence, limit: limit) }
         links[number]!.dataFramesReceived += 1
-        // Anything but the next one is a resend we already have, or a straggler from a link the
-        // peer left, which it resends in order on its new one.
-        guard sequence == received + 1 else {
-            if sequence <= received { duplicates += 1 }
+        guard sequence > received else {
+            duplicates += 1
             return
         }
-        received = sequence
+        // Ahead of a gap: bulk on another link overtook it, or a failover resends it. The window
+        // bounds how many wait here.
+        guard sequence == received + 1 else {
+            if ahead.updateValue(payload, forKey: sequence) != nil { duplicates += 1 }
+            return
+        }
+        deliver(payload)
+        while let next = ahead.removeValue(forKey: received + 1) { deliver(next) }
+    }
+
+    private func deliver(_ payload: [UInt8]) {
+        received += 1
         deliveries.append((peerGeneration, payload))
         consumer?.resume(returning: false)
         consumer = nil
@@ -478,6 +540,8 @@ public actor PeerSession {
         link.channel.close()
         eventSink.yield(.linkRemoved(status(of: link, number: number), reason))
         if activeLinkNumber == number { activeLinkNumber = nil }
+        // What it carried and the peer has not acknowledged may be lost with it: send it again.
+        if let lost = unacknowledged.first(where: { $0.link == number }) { cursor = min(cursor, lost.sequence) }
         if links.values.contains(where: { $0.yieldsTo == number }) { settleDuplicates(of: link.kind) }
         chooseActiveLink()
         if links.isEmpty, !isClosed, !replacing {
@@ -490,17 +554,14 @@ public actor PeerSession {
     /// what was in flight on the old link may be lost.
     private func chooseActiveLink() {
         let preference = configuration.preference
-        // A round trip counts once a few heartbeats have measured it: one late reply (a busy
-        // peer, a starved thread) must not move traffic off the preferred link.
-        func measured(_ link: AttachedLink) -> (LinkKind, Duration?) {
-            (link.kind, link.roundTripSamples >= 4 ? link.roundTrip : nil)
+        let eligible = links.filter { $0.value.yieldsTo == nil }
+        let best = bestLink(among: eligible)
+        bulkLinkNumber = best.flatMap { best in
+            bestLink(among: eligible.filter { $0.key != best }).flatMap { second in
+                preference.helps(candidate(links[second]!), alongside: candidate(links[best]!)) ? second : nil
+            }
         }
-        let best = links.filter({ $0.value.yieldsTo == nil }).min { a, b in
-            if preference.prefers(measured(a.value), over: measured(b.value)) { return true }
-            if preference.prefers(measured(b.value), over: measured(a.value)) { return false }
-            return a.key < b.key
-        }?.key
-        guard best != activeLinkNumber else { return }
+        guard best != activeLinkNumber else { return wakePumps() }
         activeLinkNumber = best
         cursor = unacknowledged.first?.sequence ?? nextSequence
         if let best {
@@ -509,7 +570,28 @@ public actor PeerSession {
             startControlSender(on: best)
         }
         eventSink.yield(.activeLinkChanged(best.flatMap { number in links[number].map { status(of: $0, number: number) } }))
-        wakePump()
+        wakePumps()
+    }
+
+    private func bestLink(among candidates: [Int: AttachedLink]) -> Int? {
+        let preference = configuration.preference
+        return candidates.min { a, b in
+            let (first, second) = (candidate(a.value), candidate(b.value))
+            if preference.prefers(first, over: second) { return true }
+            if preference.prefers(second, over: first) { return false }
+            return a.key < b.key
+        }?.key
+    }
+
+    /// A link as `LinkPreference` weighs it. A round trip counts once a few heartbeats have
+    /// measured it, and a throughput once a few busy periods have: one late reply or one burst
+    /// must not move traffic off the preferred link. Until then the transport's rate stands in.
+    private func candidate(_ link: AttachedLink) -> LinkPreference.Candidate {
+        LinkPreference.Candidate(
+            kind: link.kind,
+            roundTrip: link.roundTripSamples >= 4 ? link.roundTrip : nil,
+            throughput: link.throughput.trustedBytesPerSecond ?? link.channel.metrics.bytesPerSecond
+        )
     }
 
     /// The peer came back with a new incarnation: it has forgotten both directions. Its old links
@@ -520,6 +602,7 @@ public actor PeerSession {
         received = 0
         consumed = 0
         ackSent = 0
+        ahead = [:]
         for index in unacknowledged.indices { unacknowledged[index].sequence = index + 1 }
         nextSequence = unacknowledged.count + 1
         cursor = 1
@@ -545,6 +628,18 @@ public actor PeerSession {
         activeLinkNumber.flatMap { number in links[number].map { status(of: $0, number: number) } }
     }
 
+    /// Each link's figures as the choice of link sees them, oldest first: for status and presence.
+    public var linkFigures: [SessionLinkFigures] {
+        links.keys.sorted().map { number in
+            let link = links[number]!
+            return SessionLinkFigures(
+                number: number, kind: link.kind, roundTrip: link.roundTrip,
+                throughput: candidate(link).throughput, isThroughputMeasured: link.throughput.trustedBytesPerSecond != nil,
+                isActive: number == activeLinkNumber, carriesBulk: number == bulkLinkNumber
+            )
+        }
+    }
+
     /// Messages sent but not yet acknowledged, and their bytes: never more than the window.
     public var unacknowledgedMessages: (count: Int, bytes: Int) { (unacknowledged.count, unacknowledgedBytes) }
 
@@ -561,7 +656,7 @@ public actor PeerSession {
         for waiter in waiters { waiter.continuation.resume(throwing: LinkError.closed) }
         consumer?.resume(returning: false)
         consumer = nil
-        wakePump()
+        wakePumps()
         for task in tasks { task.cancel() }
         eventSink.finish()
     }
