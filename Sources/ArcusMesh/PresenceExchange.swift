@@ -1,0 +1,94 @@
+/// What the multiplexer knows about moving presence (Docs/Presence.md, "Feeding it from the
+/// multiplexer"): which links to each peer the tracker has been told of, the latest report bytes
+/// of every origin (for a neighbour that joins), when our last report went, and the figures.
+///
+/// A value owned by the `Multiplexer` actor; the session traffic is in `Multiplexer+Presence.swift`.
+struct PresenceExchange {
+    let tracker: PresenceTracker
+    var traffic = PresenceTraffic()
+    /// A report of ours is due within `coalescing`: further link changes ride on it.
+    var reportScheduled = false
+    var lastReport: ContinuousClock.Instant?
+    /// Expires reports, refreshes link figures and sends the periodic report.
+    var timer: Task<Void, Never>?
+
+    /// The kinds of link to each peer that the tracker was told are up.
+    private var told: [PeerID: Set<LinkKind>] = [:]
+    /// Each origin's latest report as it arrived, to hand on unchanged to a new neighbour.
+    private(set) var latestReports: [PeerID: [UInt8]] = [:]
+
+    /// Link changes within this long make one report, so that a burst of links (a peer joining
+    /// a mesh, a radio coming back) costs one round of reports, not one per link.
+    static let coalescing: Duration = .milliseconds(100)
+    /// Under a third of the tracker's time to live, so that one lost report expires nobody.
+    static let refreshInterval: Duration = .seconds(10)
+    static let tickInterval: Duration = .seconds(1)
+
+    init(tracker: PresenceTracker) {
+        self.tracker = tracker
+    }
+
+    /// What changed when the tracker was brought in line with a session's links.
+    struct LinkChange {
+        /// A kind of link to the peer came up or went down: the mesh should hear of it.
+        var topologyChanged = false
+        /// The peer had no link and now has one: it should get every report we hold.
+        var newNeighbour = false
+    }
+
+    /// Tells the tracker which links to `peer` are up, active and how fast, from the session's
+    /// statuses. Several links of one kind (a duplicate that yields) are one link to the tracker.
+    mutating func update(peer: PeerID, links: [SessionLinkStatus]) -> LinkChange {
+        let kinds = Set(links.map(\.kind))
+        let before = told[peer] ?? []
+        for kind in before.subtracting(kinds) { tracker.linkDown(peer: peer, kind: kind) }
+        for kind in kinds.subtracting(before) { tracker.linkUp(peer: peer, kind: kind) }
+        for kind in kinds {
+            let ofKind = links.filter { $0.kind == kind }
+            tracker.linkActive(peer: peer, kind: kind, ofKind.contains(where: \.isActive))
+            if let rtt = ofKind.compactMap(\.roundTrip).min() {
+                tracker.linkQuality(peer: peer, kind: kind, rtt: rtt, throughput: nil)
+            }
+        }
+        told[peer] = kinds.isEmpty ? nil : kinds
+        return LinkChange(topologyChanged: kinds != before, newNeighbour: before.isEmpty && !kinds.isEmpty)
+    }
+
+    mutating func remember(_ report: [UInt8], from origin: PeerID) {
+        latestReports[origin] = report
+    }
+
+    mutating func forget(_ origins: [PeerID]) {
+        for origin in origins { latestReports[origin] = nil }
+    }
+
+    mutating func counted(sent report: [UInt8]) {
+        traffic.framesSent += 1
+        traffic.bytesSent += SessionFrame.presenceOverhead + report.count
+    }
+}
+
+/// How much presence a multiplexer has moved, for figures and tests.
+public struct PresenceTraffic: Sendable, Hashable {
+    /// Reports of our own made (each sent to every session).
+    public var reportsMade = 0
+    /// Reports that arrived from neighbours.
+    public var reportsReceived = 0
+    /// Of those, the ones that were news: each was forwarded once, to every other neighbour.
+    public var reportsForwarded = 0
+    /// Other peers' reports handed to a new neighbour when its first link came up.
+    public var reportsHandedOn = 0
+    /// Reports that did not decode; the link stays, the report goes no further.
+    public var reportsRefused = 0
+    /// Presence frames put on links, and their bytes (type byte included, fragment headers not).
+    public var framesSent = 0
+    public var bytesSent = 0
+    /// The longest report this side made or forwarded, in bytes.
+    public var largestReport = 0
+
+    public init() {}
+
+    mutating func noteReport(size: Int) {
+        largestReport = max(largestReport, size)
+    }
+}
