@@ -14,6 +14,9 @@ struct PresenceExchange {
 
     /// The kinds of link to each peer that the tracker was told are up.
     private var told: [PeerID: Set<LinkKind>] = [:]
+    /// What the tracker was last told of each link's activity and round trip: each call rebuilds
+    /// its graph, so figures that did not change are not told again.
+    private var toldFigures: [PeerID: [LinkKind: (isActive: Bool, rtt: Duration?)]] = [:]
     /// Each origin's latest report as it arrived, to hand on unchanged to a new neighbour.
     private(set) var latestReports: [PeerID: [UInt8]] = [:]
 
@@ -43,15 +46,26 @@ struct PresenceExchange {
         let before = told[peer] ?? []
         for kind in before.subtracting(kinds) { tracker.linkDown(peer: peer, kind: kind) }
         for kind in kinds.subtracting(before) { tracker.linkUp(peer: peer, kind: kind) }
+        var figures: [LinkKind: (isActive: Bool, rtt: Duration?)] = [:]
         for kind in kinds {
             let ofKind = links.filter { $0.kind == kind }
-            tracker.linkActive(peer: peer, kind: kind, ofKind.contains(where: \.isActive))
-            if let rtt = ofKind.compactMap(\.roundTrip).min() {
+            let known = kinds.subtracting(before).contains(kind) ? nil : toldFigures[peer]?[kind]
+            let isActive = ofKind.contains(where: \.isActive)
+            if known?.isActive != isActive { tracker.linkActive(peer: peer, kind: kind, isActive) }
+            // Reports carry whole milliseconds; a change below that is no news.
+            let rtt = ofKind.compactMap(\.roundTrip).min()
+            if let rtt, known?.rtt.map({ Self.milliseconds($0) }) != Self.milliseconds(rtt) {
                 tracker.linkQuality(peer: peer, kind: kind, rtt: rtt, throughput: nil)
             }
+            figures[kind] = (isActive, rtt)
         }
         told[peer] = kinds.isEmpty ? nil : kinds
+        toldFigures[peer] = kinds.isEmpty ? nil : figures
         return LinkChange(topologyChanged: kinds != before, newNeighbour: before.isEmpty && !kinds.isEmpty)
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 
     mutating func remember(_ report: [UInt8], from origin: PeerID) {
