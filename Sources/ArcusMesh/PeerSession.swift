@@ -547,8 +547,8 @@ public actor PeerSession {
     /// resend (the next report replaces a lost one). Returns false when there is no link to send on.
     func sendPresence(_ report: [UInt8]) -> Bool {
         guard let number = activeLinkNumber, let channel = links[number]?.channel else { return false }
-        // Its own task, low priority: a report waits its turn behind data, never holds the caller.
-        Task(priority: .low) { try? await channel.send(SessionFrame.presence(report).encoded()) }
+        // Its own task, so that the caller never waits on a saturated link; the report takes its turn.
+        Task { try? await channel.send(SessionFrame.presence(report).encoded()) }
         return true
     }
 
