@@ -21,7 +21,11 @@ extension Multiplexer {
     func presenceLinksChanged(_ session: PeerSession) async {
         guard presence != nil, !isClosed else { return }
         startPresenceTimerIfNeeded()
+        // Two reads of one session can overlap (a link ends during the periodic check); applying
+        // the older one last would bring back a link that is gone.
+        guard let read = presence?.beginRead(of: session.peer) else { return }
         let links = await session.linkStatuses
+        guard presence?.isLatest(read, of: session.peer) == true else { return }
         guard let change = presence?.update(peer: session.peer, links: links) else { return }
         if change.newNeighbour {
             // It may know nothing of the mesh beyond us: hand it what we hold now rather than
@@ -66,7 +70,7 @@ extension Multiplexer {
     private func sendPresenceReport() {
         guard let tracker = presence?.tracker, !isClosed else { return }
         presence?.reportScheduled = false
-        presence?.lastReport = .now
+        presence?.reported(at: .now)
         presence?.traffic.reportsMade += 1
         broadcast(tracker.makeReport().encoded(), except: nil)
     }
@@ -94,6 +98,8 @@ extension Multiplexer {
     private func startPresenceTimerIfNeeded() {
         guard presence != nil, presence?.timer == nil, !isClosed else { return }
         presence?.timer = Task { [weak self] in
+            // A random phase, so that multiplexers started together do not all tick together.
+            try? await Task.sleep(for: PresenceExchange.tickInterval * Double.random(in: 0..<1))
             while !Task.isCancelled {
                 try? await Task.sleep(for: PresenceExchange.tickInterval)
                 guard let self, !Task.isCancelled else { return }
@@ -108,7 +114,7 @@ extension Multiplexer {
         guard let tracker = presence?.tracker, !isClosed else { return }
         presence?.forget(tracker.expire())
         for session in sessions.values { await presenceLinksChanged(session) }
-        let due = presence?.lastReport.map { ContinuousClock.now - $0 >= PresenceExchange.refreshInterval } ?? true
+        let due = presence?.nextRefresh.map { ContinuousClock.now >= $0 } ?? true
         if due, presence?.reportScheduled == false { sendPresenceReport() }
     }
 

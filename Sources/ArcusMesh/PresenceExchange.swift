@@ -8,10 +8,14 @@ struct PresenceExchange {
     var traffic = PresenceTraffic()
     /// A report of ours is due within `coalescing`: further link changes ride on it.
     var reportScheduled = false
-    var lastReport: ContinuousClock.Instant?
+    /// When our next periodic report is due: a refresh interval after the last report, less up to
+    /// a tenth at random, so that peers that started together do not all report at once.
+    var nextRefresh: ContinuousClock.Instant?
     /// Expires reports, refreshes link figures and sends the periodic report.
     var timer: Task<Void, Never>?
 
+    /// Reads of each peer's link statuses begun: a read that a later one overtook is stale.
+    private var reads: [PeerID: Int] = [:]
     /// The kinds of link to each peer that the tracker was told are up.
     private var told: [PeerID: Set<LinkKind>] = [:]
     /// What the tracker was last told of each link's activity and round trip: each call rebuilds
@@ -29,6 +33,20 @@ struct PresenceExchange {
 
     init(tracker: PresenceTracker) {
         self.tracker = tracker
+    }
+
+    mutating func reported(at now: ContinuousClock.Instant) {
+        nextRefresh = now + Self.refreshInterval * Double.random(in: 0.9...1)
+    }
+
+    /// Numbers a read of `peer`'s link statuses; `isLatest` says whether a later one began since.
+    mutating func beginRead(of peer: PeerID) -> Int {
+        reads[peer, default: 0] += 1
+        return reads[peer]!
+    }
+
+    func isLatest(_ read: Int, of peer: PeerID) -> Bool {
+        reads[peer] == read
     }
 
     /// What changed when the tracker was brought in line with a session's links.
