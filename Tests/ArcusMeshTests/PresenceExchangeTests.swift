@@ -53,7 +53,11 @@ struct PresenceExchangeTests {
         let peers = try Peers(count: 4)
         for index in 0..<3 { try await peers.link(index, index + 1) }
         let first = peers.trackers[0]
-        try await eventually("peer 0 routes to peer 3") { first.graph.route(from: peers.ids[0], to: peers.ids[3]) != nil }
+        // Peer 2's report may bring the link to peer 3 before peer 3's own report names it.
+        try await eventually("peer 0 hears from peer 3 and routes to it") {
+            let graph = first.graph
+            return graph.peers[peers.ids[3]]?.name != nil && graph.route(from: peers.ids[0], to: peers.ids[3]) != nil
+        }
 
         let graph = first.graph
         #expect(Set(graph.peers.keys) == Set(peers.ids))
