@@ -30,7 +30,7 @@ extension Multiplexer {
         if change.newNeighbour {
             // It may know nothing of the mesh beyond us: hand it what we hold now rather than
             // let it wait a refresh interval. It forwards what is news to it, and no further.
-            for report in presence.map({ Array($0.latestReports.values) }) ?? [] {
+            for report in presence?.reportsToHand(to: session.peer) ?? [] {
                 presence?.traffic.reportsHandedOn += 1
                 send(report, to: session)
             }
@@ -112,7 +112,8 @@ extension Multiplexer {
     /// periodic report when it is due.
     private func presenceTick() async {
         guard let tracker = presence?.tracker, !isClosed else { return }
-        presence?.forget(tracker.expire())
+        tracker.expire()
+        presence?.forgetExpiredReports()
         for session in sessions.values { await presenceLinksChanged(session) }
         let due = presence?.nextRefresh.map { ContinuousClock.now >= $0 } ?? true
         if due, presence?.reportScheduled == false { sendPresenceReport() }

@@ -22,7 +22,7 @@ struct PresenceExchange {
     /// its graph, so figures that did not change are not told again.
     private var toldFigures: [PeerID: [LinkKind: (isActive: Bool, rtt: Duration?)]] = [:]
     /// Each origin's latest report as it arrived, to hand on unchanged to a new neighbour.
-    private(set) var latestReports: [PeerID: [UInt8]] = [:]
+    private var latestReports: [PeerID: [UInt8]] = [:]
 
     /// Link changes within this long make one report, so that a burst of links (a peer joining
     /// a mesh, a radio coming back) costs one round of reports, not one per link.
@@ -90,8 +90,17 @@ struct PresenceExchange {
         latestReports[origin] = report
     }
 
-    mutating func forget(_ origins: [PeerID]) {
-        for origin in origins { latestReports[origin] = nil }
+    /// The reports to hand a new neighbour: those the tracker still holds (an expired one handed
+    /// on would bring a departed peer back), not the neighbour's own.
+    func reportsToHand(to neighbour: PeerID) -> [[UInt8]] {
+        let graph = tracker.graph
+        return latestReports.filter { $0.key != neighbour && graph.peers[$0.key]?.name != nil }.map(\.value)
+    }
+
+    /// Lets go of the reports the tracker no longer holds (it expires them as it goes).
+    mutating func forgetExpiredReports() {
+        let graph = tracker.graph
+        latestReports = latestReports.filter { graph.peers[$0.key]?.name != nil }
     }
 
     mutating func counted(sent report: [UInt8]) {

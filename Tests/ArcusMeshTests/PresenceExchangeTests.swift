@@ -119,6 +119,27 @@ struct PresenceExchangeTests {
         await peers.close()
     }
 
+    @Test("a peer that joins learns the mesh from its new neighbour at once, not at the next refresh")
+    func joinerLearnsFromNeighbour() async throws {
+        let peers = try Peers(count: 4)
+        try await peers.link(0, 1)
+        try await peers.link(1, 2)
+        let three = Array(peers.trackers.prefix(3))
+        try await eventually("the first three see each other") {
+            three.allSatisfy { tracker in (0..<3).allSatisfy { tracker.graph.peers[peers.ids[$0]]?.name == "peer-\($0)" } }
+        }
+        // Peer 0's links do not change when peer 3 joins, so it makes no new report until its
+        // refresh, 9 s or more away: peer 3 can only learn of it from what peer 2 hands on.
+        let madeByPeer0 = await peers.multiplexers[0].presenceTraffic.reportsMade
+        try await peers.link(2, 3)
+        let joiner = peers.trackers[3]
+        try await eventually("peer 3 hears of peer 0") { joiner.graph.peers[peers.ids[0]]?.name == "peer-0" }
+        #expect(await peers.multiplexers[0].presenceTraffic.reportsMade == madeByPeer0, "peer 0 refreshed: the test proves nothing")
+        #expect(await peers.multiplexers[2].presenceTraffic.reportsHandedOn >= 2)
+        #expect(joiner.graph.route(from: peers.ids[3], to: peers.ids[0])?.hops == 3)
+        await peers.close()
+    }
+
     // MARK: Bad input
 
     /// Bravo, with a tracker, accepts a link whose other end the test drives by hand as mallory.
