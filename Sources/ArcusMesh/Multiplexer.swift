@@ -107,13 +107,13 @@ public actor Multiplexer {
         let linkDialID = role == .dialer ? dialID : theirs.dialID
         eventSink.yield(.linkBound(peer: theirs.peer, kind: link.kind))
         guard let number = await session.attach(channel, activity: activity, dialer: dialer, dialID: linkDialID, hello: theirs) else { return session }
-        await presenceLinksChanged(session)
         Task { [frames, weak self] in
             var frames = frames
             while let frame = await frames.next() { await session.receive(frame, on: number) }
             await session.linkEnded(number, violation: channel.peerViolation)
             await self?.presenceLinksChanged(session)
         }
+        await presenceLinksChanged(session)
         return session
     }
 
