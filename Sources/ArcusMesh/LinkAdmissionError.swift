@@ -29,4 +29,6 @@ public enum MultiplexerEvent: Sendable, Hashable {
     case linkRefused(LinkAdmissionError)
     /// The session with `peer` lost its last link: ask the transports to open one.
     case needsLink(PeerID)
+    /// A presence report from `peer` did not decode (`reason`); it went no further, the link stays.
+    case presenceRefused(from: PeerID, reason: String)
 }

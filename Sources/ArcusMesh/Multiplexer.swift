@@ -5,21 +5,33 @@
 ///
 /// Both peers should dial: the tie-break in `PeerSession` keeps one link per transport when both
 /// succeed, and the one that exists when a dial fails.
+///
+/// Given a `PresenceTracker`, it keeps it fed with its links and exchanges presence reports with
+/// every peer (`Multiplexer+Presence.swift`).
 public actor Multiplexer {
     public nonisolated let localPeer: PeerID
     public nonisolated let configuration: SessionConfiguration
     /// Random per multiplexer, so that a peer that sees it change knows this side restarted.
     public nonisolated let incarnation: UInt64
     public nonisolated let events: AsyncStream<MultiplexerEvent>
-    private nonisolated let eventSink: AsyncStream<MultiplexerEvent>.Continuation
+    /// The tracker this multiplexer feeds, if it was given one.
+    public nonisolated let presenceTracker: PresenceTracker?
+    nonisolated let eventSink: AsyncStream<MultiplexerEvent>.Continuation
 
-    private var sessions: [PeerID: PeerSession] = [:]
+    var sessions: [PeerID: PeerSession] = [:]
     private var lastDialID: UInt64 = 0
-    private var isClosed = false
+    var isClosed = false
+    /// Set when the multiplexer was given a tracker.
+    var presence: PresenceExchange?
 
-    public init(localPeer: PeerID, configuration: SessionConfiguration = SessionConfiguration()) {
+    /// - Parameter presence: the tracker to feed with this peer's links and the mesh's reports;
+    ///   its peer must be `localPeer`.
+    public init(localPeer: PeerID, configuration: SessionConfiguration = SessionConfiguration(), presence: PresenceTracker? = nil) {
+        precondition(presence.map { $0.peer == localPeer } ?? true, "the presence tracker belongs to another peer")
         self.localPeer = localPeer
         self.configuration = configuration
+        self.presenceTracker = presence
+        self.presence = presence.map { PresenceExchange(tracker: $0) }
         self.incarnation = UInt64.random(in: 1...UInt64.max)
         (events, eventSink) = AsyncStream.makeStream(of: MultiplexerEvent.self, bufferingPolicy: .bufferingNewest(256))
     }
@@ -29,7 +41,8 @@ public actor Multiplexer {
         if let session = sessions[peer] { return session }
         let sink = eventSink
         let session = PeerSession(
-            localPeer: localPeer, peer: peer, configuration: configuration, needsLink: { sink.yield(.needsLink($0)) }
+            localPeer: localPeer, peer: peer, configuration: configuration, needsLink: { sink.yield(.needsLink($0)) },
+            presenceReceived: presenceReceiver(from: peer)
         )
         sessions[peer] = session
         return session
@@ -94,11 +107,13 @@ public actor Multiplexer {
         let linkDialID = role == .dialer ? dialID : theirs.dialID
         eventSink.yield(.linkBound(peer: theirs.peer, kind: link.kind))
         guard let number = await session.attach(channel, activity: activity, dialer: dialer, dialID: linkDialID, hello: theirs) else { return session }
-        Task { [frames] in
+        Task { [frames, weak self] in
             var frames = frames
             while let frame = await frames.next() { await session.receive(frame, on: number) }
             await session.linkEnded(number, violation: channel.peerViolation)
+            await self?.presenceLinksChanged(session)
         }
+        await presenceLinksChanged(session)
         return session
     }
 
@@ -118,6 +133,7 @@ public actor Multiplexer {
     /// Closes every session and refuses new links.
     public func close() async {
         isClosed = true
+        stopPresence()
         for session in sessions.values { await session.close() }
         eventSink.finish()
     }

@@ -22,6 +22,8 @@ public actor PeerSession {
 
     private nonisolated let eventSink: AsyncStream<SessionEvent>.Continuation
     private nonisolated let needsLink: @Sendable (PeerID) -> Void
+    /// Where the peer's presence reports go (the multiplexer's presence exchange).
+    private nonisolated let presenceReceived: @Sendable ([UInt8]) -> Void
     private let epoch = ContinuousClock.now
 
     // Links.
@@ -105,11 +107,15 @@ public actor PeerSession {
     }
 
     /// A session with no link yet; a `Multiplexer` makes these and binds links to them.
-    init(localPeer: PeerID, peer: PeerID, configuration: SessionConfiguration, needsLink: @escaping @Sendable (PeerID) -> Void) {
+    init(
+        localPeer: PeerID, peer: PeerID, configuration: SessionConfiguration, needsLink: @escaping @Sendable (PeerID) -> Void,
+        presenceReceived: @escaping @Sendable ([UInt8]) -> Void = { _ in }
+    ) {
         self.localPeer = localPeer
         self.peer = peer
         self.configuration = configuration
         self.needsLink = needsLink
+        self.presenceReceived = presenceReceived
         self.peerWindow = configuration.window
         (events, eventSink) = AsyncStream.makeStream(of: SessionEvent.self, bufferingPolicy: .bufferingNewest(256))
         let reference = SessionReference()
@@ -293,6 +299,8 @@ public actor PeerSession {
                 links[number]!.roundTrip = links[number]!.roundTrip.map { ($0 * 7 + sample) / 8 } ?? sample
                 links[number]!.roundTripSamples += 1
                 chooseActiveLink()
+            case .presence(let report):
+                presenceReceived(report)
             }
             closeLinksYielding(to: number)
         } catch {
@@ -614,6 +622,17 @@ public actor PeerSession {
             dialID: link.dialID, roundTrip: link.roundTrip, isActive: activeLinkNumber == number, isYielding: link.yieldsTo != nil,
             dataFramesReceived: link.dataFramesReceived
         )
+    }
+
+    // MARK: Presence
+
+    /// Sends a presence report on the active link, best effort: no sequence number, no ack, no
+    /// resend (the next report replaces a lost one). Returns false when there is no link to send on.
+    func sendPresence(_ report: [UInt8]) -> Bool {
+        guard let number = activeLinkNumber, let channel = links[number]?.channel else { return false }
+        // Its own task, so that the caller never waits on a saturated link; the report takes its turn.
+        Task { try? await channel.send(SessionFrame.presence(report).encoded()) }
+        return true
     }
 
     // MARK: Observing and closing

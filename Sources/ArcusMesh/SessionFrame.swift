@@ -26,21 +26,26 @@ public struct LinkHello: Sendable, Hashable {
 /// 0x03 ack         ack
 /// 0x04 heartbeat   nonce ack
 /// 0x05 reply       nonce
+/// 0x06 presence    report… (a `PresenceReport`'s bytes, at most `PresenceReport.Limits.encodedBytes`)
 /// ```
-/// `ack` is cumulative: every message up to it was taken by the consumer.
+/// `ack` is cumulative: every message up to it was taken by the consumer. Presence frames carry
+/// no sequence number: they are best effort, and a lost one is made good by the next report.
 enum SessionFrame: Sendable, Equatable {
     case hello(LinkHello)
     case data(sequence: Int, ack: Int, payload: [UInt8])
     case ack(Int)
     case heartbeat(nonce: Int, ack: Int)
     case heartbeatReply(nonce: Int)
+    case presence([UInt8])
 
     static let version: UInt8 = 1
     /// The most bytes a data frame adds to its payload: a type byte and two 10-byte varints.
     static let dataOverhead = 21
+    /// What a presence frame adds to its report: the type byte.
+    static let presenceOverhead = 1
 
     private enum Tag: UInt8 {
-        case hello = 1, data, ack, heartbeat, heartbeatReply
+        case hello = 1, data, ack, heartbeat, heartbeatReply, presence
     }
 
     func encoded() -> [UInt8] {
@@ -70,6 +75,10 @@ enum SessionFrame: Sendable, Equatable {
         case .heartbeatReply(let nonce):
             bytes.append(Tag.heartbeatReply.rawValue)
             LengthPrefix.append(nonce, to: &bytes)
+        case .presence(let report):
+            bytes.reserveCapacity(1 + report.count)
+            bytes.append(Tag.presence.rawValue)
+            bytes += report
         }
         return bytes
     }
@@ -108,6 +117,13 @@ enum SessionFrame: Sendable, Equatable {
             let nonce = try reader.varint()
             try reader.finish()
             self = .heartbeatReply(nonce: nonce)
+        case .presence:
+            // Refused by its length before the report is copied out of the frame.
+            let size = bytes.count - 1
+            guard size <= PresenceReport.Limits.encodedBytes else {
+                throw .presenceTooLarge(size: size, limit: PresenceReport.Limits.encodedBytes)
+            }
+            self = .presence(reader.rest())
         }
     }
 }

@@ -27,6 +27,8 @@ public enum SessionFrameError: Error, Sendable, Hashable, CustomStringConvertibl
     case zeroSequence
     case messageTooLarge(size: Int, limit: Int)
     case windowTooSmall(Int)
+    /// A presence frame longer than the largest report `PresenceReport.Limits` allows.
+    case presenceTooLarge(size: Int, limit: Int)
 
     public var description: String {
         switch self {
@@ -46,6 +48,7 @@ public enum SessionFrameError: Error, Sendable, Hashable, CustomStringConvertibl
         case .zeroSequence: return "a data frame with sequence number 0"
         case .messageTooLarge(let size, let limit): return "a message of \(size) bytes; the limit is \(limit)"
         case .windowTooSmall(let window): return "a hello announces a receive window of \(window) messages"
+        case .presenceTooLarge(let size, let limit): return "a presence report of \(size) bytes; the largest valid one takes \(limit)"
         }
     }
 }

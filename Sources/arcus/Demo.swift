@@ -23,13 +23,21 @@ struct Demo: AsyncParsableCommand {
             fast link is cut mid-run and restored later. Prints one JSON line: switch_s (from the cut \
             until messages flow again), lost, duplicated, messages, seconds, seed.
 
+            --scenario presence instead runs --peers multiplexers in --topology, each with a presence \
+            tracker, exchanging presence reports for --seconds. Prints one JSON line: full_view_s (until \
+            every peer's graph names every peer with a correct route), max_hops seen by peer 0, \
+            report_bytes (the largest report), presence_bytes_per_peer, routes_ok. Then it silences the \
+            middle link of the topology and prints a second line, after_cut: after_cut_s, until peer \
+            0's graph shows the far side unreachable (or reached another way).
+
             Examples: arcus demo --peers 16 --topology random --drops --seconds 60
                       arcus demo --scenario attachment --hops 2 --link ble --bytes 100000
                       arcus demo --scenario failover --seconds 10
+                      arcus demo --scenario presence --peers 8 --topology chain --seconds 12 --seed 1
             """
     )
 
-    @Option(help: "What to run: mesh (N peers writing and syncing), attachment (a blob fetched across hops, cut off half-way) or failover (one session over a fast and a slow link, the fast one cut and restored).")
+    @Option(help: "What to run: mesh (N peers writing and syncing), attachment (a blob fetched across hops, cut off half-way), failover (one session over a fast and a slow link, the fast one cut and restored) or presence (N peers exchanging presence reports, then one link cut).")
     var scenario: Scenario = .mesh
 
     @Option(help: "With --scenario attachment, the hops between the blob and its fetcher.")
@@ -94,11 +102,12 @@ struct Demo: AsyncParsableCommand {
         case .mesh: try await runMesh()
         case .attachment: try await runAttachment()
         case .failover: try await runFailover()
+        case .presence: try await runPresence()
         }
     }
 
     enum Scenario: String, ExpressibleByArgument, CaseIterable {
-        case mesh, attachment, failover
+        case mesh, attachment, failover, presence
     }
 
     func runAttachment() async throws {
@@ -124,6 +133,21 @@ struct Demo: AsyncParsableCommand {
         }
         print(figures.jsonLine)
         if figures.lost > 0 || figures.duplicated > 0 || figures.switchSeconds == nil { throw ExitCode(1) }
+    }
+
+    func runPresence() async throws {
+        var options = PresenceDemo.Options()
+        options.peers = peers
+        options.shape = topology
+        options.seconds = seconds
+        options.settleLimit = settle
+        options.seed = seed ?? UInt64.random(in: 1...UInt64.max)
+        let figures = try await withProgress("demo: presence over \(peers) peers, \(topology.rawValue) topology, seed \(options.seed)") {
+            try await PresenceDemo(options: options).run(progress: $0)
+        }
+        print(figures.jsonLine)
+        print(figures.afterCutLine)
+        if !figures.routesOK || (!figures.cutLink.isEmpty && figures.afterCutSeconds == nil) { throw ExitCode(1) }
     }
 
     /// Runs a scenario with `header` and its progress lines on standard error, unless --quiet.

@@ -28,6 +28,29 @@ public struct PresenceReport: Sendable, Hashable {
         public static let metadataValueBytes = 64
         /// Links of one report, and distinct neighbours in its table.
         public static let links = 255
+
+        /// The longest encoding of a report within the limits above, every varint at its widest
+        /// (9,423 bytes): what a presence frame may carry, checked before it is decoded.
+        public static let encodedBytes: Int = {
+            let string = { (limit: Int) in varintBytes(limit) + limit }
+            let header = 1 + PeerID.size + varintBytes(UInt64.max)
+            let metadata = varintBytes(metadataEntries) + metadataEntries * (string(metadataKeyBytes) + string(metadataValueBytes))
+            let table = varintBytes(links) + links * PeerID.size
+            // Per link: flags, its neighbour's index in the table (one byte below 128), the round trip
+            // (a UInt32) and the throughput (a UInt64).
+            let indices = (0..<links).reduce(0) { $0 + varintBytes($1) }
+            let link = 1 + varintBytes(UInt32.max) + varintBytes(UInt64.max)
+            return header + string(nameBytes) + metadata + table + varintBytes(links) + indices + links * link
+        }()
+
+        private static func varintBytes(_ value: some BinaryInteger) -> Int {
+            var value = UInt64(value), count = 1
+            while value >= 0x80 {
+                value >>= 7
+                count += 1
+            }
+            return count
+        }
     }
 
     public var origin: PeerID

@@ -136,10 +136,15 @@ public final class PresenceTracker: Sendable {
         guard report.origin != peer else { return false }
         let instant = now()
         var isNew = false
-        change { state in
-            _ = state.heard.expire(at: instant)
+        changeIfNeeded({ state in
+            let expired = state.heard.expire(at: instant)
+            let previous = state.heard.latest[report.origin]?.report
             isNew = state.heard.accept(report, at: instant)
-        }
+            // Every report arrives once from each neighbour, and most refreshes repeat the last:
+            // neither can change the graph, so neither pays for rebuilding it.
+            let sameAsBefore = previous.map { $0.name == report.name && $0.metadata == report.metadata && $0.links == report.links } ?? false
+            return !expired.isEmpty || (isNew && !sameAsBefore)
+        })
         return isNew
     }
 
@@ -178,8 +183,16 @@ public final class PresenceTracker: Sendable {
     /// Applies `body` and, if the graph it leads to differs, publishes that with the next version.
     /// Yields under the lock so observers see graphs in version order; yielding never calls back.
     private func change(_ body: (inout State) -> Void) {
-        state.withLock { state in
+        changeIfNeeded({ state in
             body(&state)
+            return true
+        })
+    }
+
+    /// Like `change(_:)`, for a body that says whether the graph may have changed.
+    private func changeIfNeeded(_ body: (inout State) -> Bool) {
+        state.withLock { state in
+            guard body(&state) else { return }
             let reports = [state.localReport(origin: peer)] + state.heard.latest.values.map(\.report)
             let graph = PresenceGraph(reports: reports, local: peer, version: state.graph.version + 1)
             guard graph.peers != state.graph.peers || graph.links != state.graph.links else { return }
