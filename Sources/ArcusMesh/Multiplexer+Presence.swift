@@ -24,7 +24,7 @@ extension Multiplexer {
         // Two reads of one session can overlap (a link ends during the periodic check); applying
         // the older one last would bring back a link that is gone.
         guard let read = presence?.beginRead(of: session.peer) else { return }
-        let links = await session.linkStatuses
+        let links = await session.linkFigures
         guard presence?.isLatest(read, of: session.peer) == true else { return }
         guard let change = presence?.update(peer: session.peer, links: links) else { return }
         if change.newNeighbour {

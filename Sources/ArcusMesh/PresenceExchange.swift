@@ -20,7 +20,7 @@ struct PresenceExchange {
     private var told: [PeerID: Set<LinkKind>] = [:]
     /// What the tracker was last told of each link's activity and round trip: each call rebuilds
     /// its graph, so figures that did not change are not told again.
-    private var toldFigures: [PeerID: [LinkKind: (isActive: Bool, rtt: Duration?)]] = [:]
+    private var toldFigures: [PeerID: [LinkKind: (isActive: Bool, rtt: Duration?, throughput: Double?)]] = [:]
     /// Each origin's latest report as it arrived, to hand on unchanged to a new neighbour.
     private var latestReports: [PeerID: [UInt8]] = [:]
 
@@ -59,12 +59,12 @@ struct PresenceExchange {
 
     /// Tells the tracker which links to `peer` are up, active and how fast, from the session's
     /// statuses. Several links of one kind (a duplicate that yields) are one link to the tracker.
-    mutating func update(peer: PeerID, links: [SessionLinkStatus]) -> LinkChange {
+    mutating func update(peer: PeerID, links: [SessionLinkFigures]) -> LinkChange {
         let kinds = Set(links.map(\.kind))
         let before = told[peer] ?? []
         for kind in before.subtracting(kinds) { tracker.linkDown(peer: peer, kind: kind) }
         for kind in kinds.subtracting(before) { tracker.linkUp(peer: peer, kind: kind) }
-        var figures: [LinkKind: (isActive: Bool, rtt: Duration?)] = [:]
+        var figures: [LinkKind: (isActive: Bool, rtt: Duration?, throughput: Double?)] = [:]
         for kind in kinds {
             let ofKind = links.filter { $0.kind == kind }
             let known = kinds.subtracting(before).contains(kind) ? nil : toldFigures[peer]?[kind]
@@ -72,10 +72,15 @@ struct PresenceExchange {
             if known?.isActive != isActive { tracker.linkActive(peer: peer, kind: kind, isActive) }
             // Reports carry whole milliseconds; a change below that is no news.
             let rtt = ofKind.compactMap(\.roundTrip).min()
-            if let rtt, known?.rtt.map({ Self.milliseconds($0) }) != Self.milliseconds(rtt) {
-                tracker.linkQuality(peer: peer, kind: kind, rtt: rtt, throughput: nil)
+            let rttChanged = rtt != nil && known?.rtt.map({ Self.milliseconds($0) }) != rtt.map(Self.milliseconds)
+            // Throughput wanders with the load: only a change of a quarter or more is news.
+            let throughput = ofKind.compactMap(\.throughput).max()
+            var told = known?.throughput
+            if let throughput, told.map({ abs(throughput - $0) >= $0 / 4 }) ?? true { told = throughput }
+            if rttChanged || told != known?.throughput {
+                tracker.linkQuality(peer: peer, kind: kind, rtt: rtt, throughput: told.map { UInt64($0.rounded()) })
             }
-            figures[kind] = (isActive, rtt)
+            figures[kind] = (isActive, rtt, told)
         }
         told[peer] = kinds.isEmpty ? nil : kinds
         toldFigures[peer] = kinds.isEmpty ? nil : figures
