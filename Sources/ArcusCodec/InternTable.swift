@@ -9,7 +9,7 @@ import ArcusCRDT
 /// addressing over `InternKey.internHash`, a few instructions for a short string where
 /// `Hasher` costs a hundred or more.
 struct InternWriter<Item: InternKey>: Sendable {
-    private var items: [Item] = []
+    private(set) var items: [Item] = []
     /// Each item's `internHash`, kept so that growing the table rehashes nothing.
     private var hashes: [Int] = []
     /// Item index + 1 per slot, 0 when empty; a power of two in size, at most half full.

@@ -298,8 +298,10 @@ public final class SyncEngine: Sendable {
     /// asks the peer for nothing (a one-way sync). `permissions` say what the peer may read and
     /// write (see `SyncPermissions`; the agent takes them from the peer's certificate).
     @discardableResult
-    public func connect(_ channel: any SyncChannel, pulling: Bool = true, permissions: SyncPermissions = .all) -> SyncSession {
-        let session = SyncSession(engine: self, channel: channel, pulling: pulling, permissions: permissions)
+    public func connect(
+        _ channel: any SyncChannel, pulling: Bool = true, permissions: SyncPermissions = .all, continuing continuation: CodecContinuation? = nil
+    ) -> SyncSession {
+        let session = SyncSession(engine: self, channel: channel, pulling: pulling, permissions: permissions, continuing: continuation)
         let accepted = state.withLock { state -> Bool in
             guard !state.stopped else { return false }
             state.sessions[ObjectIdentifier(session)] = session

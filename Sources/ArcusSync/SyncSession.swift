@@ -104,7 +104,10 @@ public actor SyncSession {
     /// Whether both loops are done: the session ended and handled everything it received.
     private var finished = false
 
-    init(engine: SyncEngine, channel: any SyncChannel, pulling: Bool, permissions: SyncPermissions = .all) {
+    init(engine: SyncEngine, channel: any SyncChannel, pulling: Bool, permissions: SyncPermissions = .all,
+         continuing continuation: CodecContinuation? = nil) {
+        if let encoding = continuation?.encoding { encoder.context = encoding }
+        if let decoding = continuation?.decoding { decoder.context = decoding }
         self.engine = engine
         self.channel = channel
         self.pulling = pulling
@@ -129,6 +132,14 @@ public actor SyncSession {
         finished = true
         for waiter in waiters { waiter.resume() }
         waiters.removeAll()
+    }
+
+    /// The codec contexts both directions ended with, for a later session with the same peer to
+    /// go on from (`CodecContinuation`); nil until the session has ended, and after the peer broke
+    /// the protocol (its frames may not have been decoded to the end).
+    public var codecContinuation: CodecContinuation? {
+        guard finished, !violated else { return nil }
+        return CodecContinuation(encoding: encoder.context, decoding: decoder.context)
     }
 
     /// Wakes the sender: the store changed, or there is something to send.

@@ -3,6 +3,7 @@ import ArcusCRDT
 import ArcusLoopback
 import ArcusMesh
 import ArcusStore
+import ArcusTestSupport
 import ArcusSync
 import Foundation
 import Testing
@@ -190,6 +191,58 @@ struct AgentSecureSyncTests {
         await again.session.waitUntilEnded()
         #expect(again.channel.refusalReason != nil)
         #expect(try impostor.ids("cars").isEmpty)
+    }
+
+    @Test("sessions on resumed links go on with the codec contexts both sides hold; cuts and lost memory start afresh; every round converges",
+          arguments: SeededRandom.seeds(count: 3, test: "codec-continuation"))
+    func codecContinuation(seed: UInt64) async throws {
+        print("codec-continuation seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")
+        var random = SeededRandom(seed: seed)
+        let a = try Node("a", credential: { _ in .sharedSecret(Self.secret) })
+        let b = try Node("b", credential: { _ in .sharedSecret(Self.secret) })
+        defer { a.engine.stop(); b.engine.stop() }
+        var dialer = a.connector
+        var continued = 0, fresh = 0, written = 0
+        for round in 0..<12 {
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                let node = Bool.random(using: &random) ? a : b
+                written += 1
+                try node.store.write { tx in
+                    _ = try tx.upsert(
+                        ["_id": .string("d\(written % 7)"), "status": .string(["open", "closed", "held"].randomElement(using: &random)!),
+                         "zone\(written % 3)": .int(Int64(written))], into: ["orders", "sensors"].randomElement(using: &random)!
+                    )
+                }
+            }
+            switch Int.random(in: 0..<6, using: &random) {
+            case 0:
+                // The dialer restarts: same identity and tickets, no memory of hellos or contexts.
+                dialer = SecureConnector(handshake: a.connector.handshake, bindings: a.connector.bindings)
+            case 1:
+                // A session cut before it could finish: whatever the two ends kept, the next goes on safely.
+                let (atA, atB) = try await Self.relink(a, b, dialerConnector: dialer)
+                atA.link.close()
+                await atA.waitUntilEnded()
+                await atB.waitUntilEnded()
+            default: break
+            }
+            let (atA, atB) = try await Self.relink(a, b, dialerConnector: dialer)
+            func state(_ node: Node) throws -> [[Value]] {
+                try ["orders", "sensors"].map { try node.store.execute("SELECT * FROM \($0) ORDER BY _id").items }
+            }
+            let converged = try await Self.eventually { try state(a) == state(b) }
+            #expect(converged, "seed \(seed), round \(round)")
+            #expect(atA.continuedCodec.sending == atB.continuedCodec.receiving && atA.continuedCodec.receiving == atB.continuedCodec.sending)
+            if atA.continuedCodec.sending || atA.continuedCodec.receiving { continued += 1 } else { fresh += 1 }
+            atA.channel.close()
+            await atA.waitUntilEnded()
+            await atB.waitUntilEnded()
+            for end in [atA, atB] {
+                let reason = await end.session.endReason ?? ""
+                #expect(!reason.contains("breaks the protocol"), "seed \(seed), round \(round): \(reason)")
+            }
+        }
+        #expect(continued > 0 && fresh > 0, "seed \(seed): continued \(continued), fresh \(fresh)")
     }
 
     @Test("sync over the multiplexer's session per peer, on secure links, converges")

@@ -111,6 +111,9 @@ extension TraceBench {
             let serving = serverConnector.connect(secured, to: server.engine, pulling: false)
             let pulling = clientConnector.connect(dialled, to: client.engine)
             try await run(serving: serving.session, pulling: pulling.session, close: pulling.channel)
+            // What each side keeps for the next session with the other is in place before it starts.
+            await serving.waitUntilEnded()
+            await pulling.waitUntilEnded()
             let a = serving.channel.framesSent, b = pulling.channel.framesSent
             return Moved(
                 bytes: serverLink.statistics.bytesSent + clientLink.statistics.bytesSent, frames: a.frames + b.frames,

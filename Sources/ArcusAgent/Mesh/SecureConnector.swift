@@ -1,6 +1,7 @@
 import ArcusCodec
 import ArcusMesh
 import ArcusSync
+import Synchronization
 
 extension SyncPermissions {
     /// What a certificate (or the shared secret: everything) lets a mesh peer do, as the sync
@@ -22,6 +23,8 @@ public struct SecureConnector: Sendable {
     public let bindings: SyncPeerBindings
     /// The sync hellos peers sent, so that resumed links need not carry them again.
     public let hellos = SyncHelloMemory()
+    /// The codec contexts of the last session with each peer, for resumed links to go on from.
+    public let codecs = SyncCodecMemory()
 
     public init(handshake: MeshHandshake, bindings: SyncPeerBindings = SyncPeerBindings()) {
         self.handshake = handshake
@@ -40,6 +43,17 @@ public struct SecureConnector: Sendable {
         public let channel: AuthenticatedSyncChannel
         public let session: SyncSession
         public var peer: AuthenticatedPeer { link.peer }
+        /// Whether the session went on from the codec contexts of the last session with the peer,
+        /// for the frames it sends and for those it receives (see `SyncCodecMemory`).
+        public let continuedCodec: (sending: Bool, receiving: Bool)
+        /// Ends once the session has ended and its codec contexts are kept for the next one.
+        let kept: Task<Void, Never>?
+
+        /// Waits until the session has ended and what it leaves the next session is kept.
+        public func waitUntilEnded() async {
+            await session.waitUntilEnded()
+            await kept?.value
+        }
     }
 
     /// Secures `link` (`.initiator` on the side that dialled, naming the `peer` it dialled when it
@@ -51,24 +65,60 @@ public struct SecureConnector: Sendable {
         return connect(try await secure(link, as: role, peer: peer, for: engine), to: engine, pulling: pulling)
     }
 
-    /// Runs the handshake on `link` for a sync session of `engine`: resumed when this side dials
-    /// (`peer` named) a peer it holds a ticket for, with the hints that let both sides leave out
-    /// the sync hellos the other holds.
-    public func secure(_ link: any Link, as role: HandshakeRole, peer: PeerID? = nil, for engine: SyncEngine) async throws -> SecureLink {
-        let hellos = self.hellos
-        var encoder = FrameEncoder()
-        let ownHello = encoder.encode(.hello(engine.hello))
-        return try await handshake.secure(link, as: role, peer: peer, hint: { hellos.hint(for: $0, ownHello: ownHello) })
+    /// A link the handshake secured for a sync session, with the codec contexts this side
+    /// advertised if it resumed: the session goes on from those the peer holds too.
+    public struct SecuredLink: Sendable {
+        public let link: SecureLink
+        let advertised: CodecContinuation?
     }
 
-    /// Starts a sync session with `engine` over a link already secured.
+    /// Runs the handshake on `link` for a sync session of `engine`: resumed when this side dials
+    /// (`peer` named) a peer it holds a ticket for, with hints that let both sides leave out the
+    /// sync hellos the other holds (8 bytes) and go on with the codec contexts both hold (8 bytes).
+    public func secure(_ link: any Link, as role: HandshakeRole, peer: PeerID? = nil, for engine: SyncEngine) async throws -> SecuredLink {
+        let (hellos, codecs) = (self.hellos, self.codecs)
+        var encoder = FrameEncoder()
+        let ownHello = encoder.encode(.hello(engine.hello))
+        // The hint is asked for once at most, during the handshake; what it advertised goes with the link.
+        let advertised = AdvertisedCodecs()
+        let secure = try await handshake.secure(link, as: role, peer: peer, hint: { peer in
+            let codec = codecs.advertise(for: peer)
+            advertised.value.withLock { $0 = codec.pinned }
+            return hellos.hint(for: peer, ownHello: ownHello) + codec.hint
+        })
+        return SecuredLink(link: secure, advertised: advertised.value.withLock { $0 })
+    }
+
+    /// Starts a sync session with `engine` over a link already secured (with no codec contexts
+    /// to go on from).
     public func connect(_ secure: SecureLink, to engine: SyncEngine, pulling: Bool = true) -> Connection {
+        connect(SecuredLink(link: secure, advertised: nil), to: engine, pulling: pulling)
+    }
+
+    /// Starts a sync session with `engine` over a link `secure(_:as:peer:for:)` secured. When the
+    /// session ends, its codec contexts are kept for the next one with the same peer.
+    public func connect(_ secured: SecuredLink, to engine: SyncEngine, pulling: Bool = true) -> Connection {
+        let secure = secured.link
         let frames = LinkSyncChannel(secure)
         let channel = AuthenticatedSyncChannel(
             frames, peer: secure.peer, bindings: bindings, hellos: hellos, resumption: secure.resumption
         )
-        let session = engine.connect(channel, pulling: pulling, permissions: SyncPermissions(secure.peer.permissions))
-        return Connection(link: secure, frames: frames, channel: channel, session: session)
+        var continuation = CodecContinuation()
+        if let advertised = secured.advertised, let hints = secure.resumption {
+            continuation = SyncCodecMemory.agreed(advertised, ours: hints.sent.dropFirst(8), theirs: hints.received.dropFirst(8))
+        }
+        let session = engine.connect(
+            channel, pulling: pulling, permissions: SyncPermissions(secure.peer.permissions), continuing: continuation
+        )
+        let (codecs, peer) = (self.codecs, secure.peer.peerID)
+        let kept = Task {
+            await session.waitUntilEnded()
+            if let ended = await session.codecContinuation { codecs.save(ended, for: peer) }
+        }
+        return Connection(
+            link: secure, frames: frames, channel: channel, session: session,
+            continuedCodec: (continuation.encoding != nil, continuation.decoding != nil), kept: kept
+        )
     }
 
     /// Starts a sync session with `engine` over the multiplexer's session with `peer`, whose
@@ -79,4 +129,9 @@ public struct SecureConnector: Sendable {
         let channel = AuthenticatedSyncChannel(PeerSessionSyncChannel(session), peer: peer, bindings: bindings, hellos: hellos)
         return engine.connect(channel, pulling: pulling, permissions: SyncPermissions(peer.permissions))
     }
+}
+
+/// What a handshake's hint advertised, handed from the hint (run inside the handshake) to the link.
+private final class AdvertisedCodecs: Sendable {
+    let value = Mutex<CodecContinuation?>(nil)
 }

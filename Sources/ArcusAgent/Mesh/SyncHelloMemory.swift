@@ -43,9 +43,10 @@ struct HelloElision: Sendable {
 
     init(_ hints: ResumptionHints?) {
         let size = FrameChecksum.size
-        guard let hints, hints.sent.count == 2 * size, hints.received.count == 2 * size else { return }
-        let (heldHere, ownHere) = (Array(hints.sent.prefix(size)), Array(hints.sent.suffix(size)))
-        let (heldThere, ownThere) = (Array(hints.received.prefix(size)), Array(hints.received.suffix(size)))
+        // The hello part is the hints' first 8 bytes.
+        guard let hints, hints.sent.count >= 2 * size, hints.received.count >= 2 * size else { return }
+        let (heldHere, ownHere) = (Array(hints.sent.prefix(size)), Array(hints.sent[size..<2 * size]))
+        let (heldThere, ownThere) = (Array(hints.received.prefix(size)), Array(hints.received[size..<2 * size]))
         if heldThere != SyncHelloMemory.none, heldThere == ownHere { ownHelloHeldByPeer = ownHere }
         if heldHere != SyncHelloMemory.none, heldHere == ownThere { peerHelloHeldHere = heldHere }
     }
