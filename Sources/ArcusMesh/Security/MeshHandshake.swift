@@ -24,8 +24,8 @@ public enum HandshakeRole: Sendable {
 /// callers know the outcome: neither gets a `SecureLink` unless both accepted.
 ///
 /// After a full handshake both peers keep a `ResumptionTicket`, and a later link between them
-/// (dialled with `secure(_:as:peer:)` naming the peer) resumes with it in 31 bytes instead of
-/// some 290:
+/// (dialled with `secure(_:as:peer:)` naming the peer) resumes with it in 31 bytes and the two hints
+/// instead of some 290:
 /// ```
 /// → version, mode | resume, ticket id, hint   (the id: 12 bytes, never sent twice)
 /// ← first session frame, sealed with a key only the ticket's holders can derive: the
