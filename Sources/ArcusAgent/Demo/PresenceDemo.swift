@@ -103,7 +103,7 @@ public struct PresenceDemo: Sendable {
         progress("\(topology): \(wires.count) links up after \(Self.format((clock.now - start) / .seconds(1))) s")
 
         // Until the run ends: the first time every peer sees every peer, and progress each second.
-        let expected = PresenceView.hops(peers: topology.peerCount, links: topology.links)
+        let expected = Topology.hops(peers: topology.peerCount, links: topology.links)
         let end = start + .seconds(options.seconds)
         let settleEnd = end + .seconds(options.settleLimit)
         var nextReport = start + .seconds(1)
@@ -166,7 +166,7 @@ public struct PresenceDemo: Sendable {
         var fallback: (Topology.Link, [[Int]])?
         for offset in links.indices {
             let cut = links[(links.count / 2 + offset) % links.count]
-            let after = PresenceView.hops(peers: topology.peerCount, links: links.filter { $0 != cut })
+            let after = Topology.hops(peers: topology.peerCount, links: links.filter { $0 != cut })
             if after[0] != expected[0] { return (cut, after) }
             if fallback == nil { fallback = (cut, after) }
         }
@@ -203,28 +203,5 @@ struct PresenceView: Sendable {
 
     func peersWithFullView(_ expected: [[Int]]) -> Int {
         ids.indices.filter { hasFullView($0, expected) }.count
-    }
-
-    /// Hops between every two peers over `links`, breadth first; -1 where there is no path.
-    static func hops(peers: Int, links: [Topology.Link]) -> [[Int]] {
-        var neighbours = Array(repeating: [Int](), count: peers)
-        for link in links {
-            neighbours[link.a].append(link.b)
-            neighbours[link.b].append(link.a)
-        }
-        return (0..<peers).map { start in
-            var distance = Array(repeating: -1, count: peers)
-            distance[start] = 0
-            var queue = [start], head = 0
-            while head < queue.count {
-                let peer = queue[head]
-                head += 1
-                for next in neighbours[peer] where distance[next] < 0 {
-                    distance[next] = distance[peer] + 1
-                    queue.append(next)
-                }
-            }
-            return distance
-        }
     }
 }

@@ -81,38 +81,35 @@ public struct Topology: Sendable, CustomStringConvertible {
 
     /// The most hops between two peers.
     public var diameter: Int {
-        let neighbours = self.neighbours
-        return (0..<peerCount).map { Self.hops(from: $0, neighbours).max() ?? 0 }.max() ?? 0
+        Self.hops(peers: peerCount, links: links).map { $0.max() ?? 0 }.max() ?? 0
     }
 
     /// Whether every peer can reach every other.
     public var isConnected: Bool {
-        peerCount == 0 || !Self.hops(from: 0, neighbours).contains(-1)
+        peerCount == 0 || !Self.hops(peers: peerCount, links: links)[0].contains(-1)
     }
 
-    private var neighbours: [[Int]] {
-        var neighbours = Array(repeating: [Int](), count: peerCount)
+    /// Hops between every two of `peers` over `links`, breadth first; -1 where there is no path.
+    static func hops(peers: Int, links: [Link]) -> [[Int]] {
+        var neighbours = Array(repeating: [Int](), count: peers)
         for link in links {
             neighbours[link.a].append(link.b)
             neighbours[link.b].append(link.a)
         }
-        return neighbours
-    }
-
-    /// Hops from `start` to each peer (breadth first); -1 where it cannot reach.
-    private static func hops(from start: Int, _ neighbours: [[Int]]) -> [Int] {
-        var distance = Array(repeating: -1, count: neighbours.count)
-        distance[start] = 0
-        var queue = [start], head = 0
-        while head < queue.count {
-            let peer = queue[head]
-            head += 1
-            for next in neighbours[peer] where distance[next] < 0 {
-                distance[next] = distance[peer] + 1
-                queue.append(next)
+        return (0..<peers).map { start in
+            var distance = Array(repeating: -1, count: peers)
+            distance[start] = 0
+            var queue = [start], head = 0
+            while head < queue.count {
+                let peer = queue[head]
+                head += 1
+                for next in neighbours[peer] where distance[next] < 0 {
+                    distance[next] = distance[peer] + 1
+                    queue.append(next)
+                }
             }
+            return distance
         }
-        return distance
     }
 
     public var description: String { "\(shape.rawValue) of \(peerCount) peers, \(links.count) links" }
