@@ -5,6 +5,8 @@
 #
 #   Tools/start-avahi.sh start   start what is missing (the bus, the daemon); no-op if avahi answers
 #   Tools/start-avahi.sh stop    stop only what `start` started, and restore lo's multicast flag
+#   Tools/start-avahi.sh restart-daemon   stop and start again the avahi-daemon `start` started
+#                                (the tests' daemon-restart case); fails for a daemon it did not start
 #
 # What was started is recorded in .build/avahi-test/, so `stop` works from another shell.
 set -euo pipefail
@@ -64,6 +66,10 @@ publish-domain=no
 enable-reflector=no
 [rlimits]
 CONF
+    start_daemon
+}
+
+start_daemon() {
     if [ -f /run/avahi-daemon/pid ] && ! alive "$(cat /run/avahi-daemon/pid)"; then rm -f /run/avahi-daemon/pid; fi
     avahi-daemon --daemonize --no-chroot --file="$config"
     for _ in $(seq 1 300); do
@@ -79,16 +85,27 @@ CONF
     echo "started avahi-daemon on lo only (pid $(cat "$state/avahi.pid"), config $config)"
 }
 
-stop() {
-    if [ -f "$state/avahi.pid" ]; then
-        pid="$(cat "$state/avahi.pid")"
-        if alive "$pid"; then
-            kill "$pid"
-            for _ in $(seq 1 100); do alive "$pid" || break; sleep 0.1; done
-            echo "stopped avahi-daemon (pid $pid)"
-        fi
-        rm -f "$state/avahi.pid"
+stop_daemon() {
+    pid="$(cat "$state/avahi.pid")"
+    if alive "$pid"; then
+        kill "$pid"
+        for _ in $(seq 1 100); do alive "$pid" || break; sleep 0.1; done
+        echo "stopped avahi-daemon (pid $pid)"
     fi
+    rm -f "$state/avahi.pid"
+}
+
+restart_daemon() {
+    if [ ! -f "$state/avahi.pid" ]; then
+        echo "error: this avahi-daemon was not started by $0 start; not restarting it" >&2
+        exit 1
+    fi
+    stop_daemon
+    start_daemon
+}
+
+stop() {
+    if [ -f "$state/avahi.pid" ]; then stop_daemon; fi
     if [ -f "$state/dbus.pid" ]; then
         pid="$(cat "$state/dbus.pid")"
         if alive "$pid"; then
@@ -108,5 +125,6 @@ stop() {
 case "${1:-}" in
     start) start ;;
     stop) stop ;;
-    *) echo "usage: $0 start|stop" >&2; exit 2 ;;
+    restart-daemon) restart_daemon ;;
+    *) echo "usage: $0 start|stop|restart-daemon" >&2; exit 2 ;;
 esac

@@ -25,3 +25,28 @@ enum AvahiDaemon {
     /// The loopback interface's index: the tests publish and browse there only.
     static let loopback = Int32(if_nametoindex("lo"))
 }
+
+extension AvahiDaemon {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Whether the running daemon is one Tools/start-avahi.sh started, which a test may restart;
+    /// a system's own daemon is never touched.
+    static var restartable: Bool {
+        FileManager.default.fileExists(atPath: packageRoot.appendingPathComponent(".build/avahi-test/avahi.pid").path)
+    }
+
+    /// Stops the daemon and starts it again with the same configuration, as a package upgrade or
+    /// a crash and systemd's restart would.
+    static func restart() throws {
+        let script = Process()
+        script.executableURL = packageRoot.appendingPathComponent("Tools/start-avahi.sh")
+        script.arguments = ["restart-daemon"]
+        try script.run()
+        script.waitUntilExit()
+        guard script.terminationStatus == 0 else { throw RestartFailed(status: script.terminationStatus) }
+    }
+
+    struct RestartFailed: Error {
+        var status: Int32
+    }
+}

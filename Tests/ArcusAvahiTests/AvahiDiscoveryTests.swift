@@ -88,4 +88,31 @@ struct AvahiDiscoveryTests {
         #expect(reason.contains("peer id"))
         #expect(await listenerLog.events.compactMap(\.found).allSatisfy { $0.name != broken.name })
     }
+
+    @Test(.enabled(if: AvahiDaemon.restartable, "only a daemon Tools/start-avahi.sh started is restarted"))
+    func afterADaemonRestartAgentsArePublishedAndFoundAgain() async throws {
+        let first = Advertisement(name: Self.uniqueName("restart-a"), port: 7051, txt: Self.record())
+        let second = Advertisement(name: Self.uniqueName("restart-b"), port: 7052, txt: Self.record())
+        let (firstService, firstLog) = try startedService(first)
+        defer { firstService.stop() }
+        let (secondService, secondLog) = try startedService(second)
+        defer { secondService.stop() }
+        _ = try await firstLog.first("\(second.name) found") { $0.found?.name == second.name ? $0 : nil }
+
+        try AvahiDaemon.restart()
+
+        let restartedAt = try await Self.disconnection(in: firstLog)
+        let secondRestartedAt = try await Self.disconnection(in: secondLog)
+        // Published again on the new daemon, and found again through it, both ways.
+        #expect(try await firstLog.first(from: restartedAt, "published again") { $0.published } == first.name)
+        _ = try await firstLog.first(from: restartedAt, "\(second.name) found again") { $0.found?.name == second.name ? $0 : nil }
+        _ = try await secondLog.first(from: secondRestartedAt, "\(first.name) found again") { $0.found?.name == first.name ? $0 : nil }
+        #expect(await firstLog.events.compactMap(\.warning) == [AvahiError.disconnected.warning])
+    }
+
+    /// Waits for the warning that the daemon went away; returns where it is in the log.
+    static func disconnection(in log: EventLog) async throws -> Int {
+        _ = try await log.first("the disconnection warning") { $0.warning == AvahiError.disconnected.warning ? true : nil }
+        return await log.events.firstIndex(of: .warning(AvahiError.disconnected.warning))!
+    }
 }

@@ -23,14 +23,16 @@ actor EventLog {
 
     /// Waits until an event matches, and returns what `match` made of it. The limit is far above
     /// what discovery takes (under 2 s on loopback); it only stops a broken test from hanging.
+    /// Only events from index `start` on count, to wait for what happens after some point.
     func first<T: Sendable>(
         within limit: Duration = .seconds(60),
+        from start: Int = 0,
         _ what: String,
         _ match: @Sendable (DiscoveryEvent) -> T?
     ) async throws -> T {
         let deadline = ContinuousClock.now + limit
         while true {
-            if let found = events.lazy.compactMap(match).first { return found }
+            if let found = events.dropFirst(start).lazy.compactMap(match).first { return found }
             guard ContinuousClock.now < deadline else { throw TimedOut(what: what, events: events) }
             try await Task.sleep(for: .milliseconds(50))
         }
