@@ -316,10 +316,14 @@ public final class AvahiService: @unchecked Sendable {
         }
         do {
             let record = try ServiceTXT(entries: Self.strings(of: txt))
-            var text = [CChar](repeating: 0, count: Int(AVAHI_ADDRESS_STR_MAX))
-            avahi_address_snprint(&text, text.count, address)
+            let numeric = String(unsafeUninitializedCapacity: Int(AVAHI_ADDRESS_STR_MAX)) { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { text in
+                    avahi_address_snprint(text.baseAddress, text.count, address)
+                    return strnlen(text.baseAddress!, text.count)
+                }
+            }
             report(.found(DiscoveredService(
-                name: serviceName, address: String(cString: text), hostName: String(cString: host),
+                name: serviceName, address: numeric, hostName: String(cString: host),
                 port: port, txt: record, interface: interface
             )))
         } catch {
