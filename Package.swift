@@ -54,6 +54,10 @@ let package = Package(
             dependencies: ["ArcusCodec", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: optimized
         ),
+        // libavahi-client, for LAN discovery over mDNS (through avahi-daemon on the system bus).
+        .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
+        // Publishes this agent as `_arcus._tcp` and finds the others, through avahi-daemon.
+        .target(name: "ArcusAvahi", dependencies: ["CAvahi"]),
         // Links without radios: in-process pairs that model MTU, bandwidth, latency and drops.
         .target(name: "ArcusLoopback", dependencies: ["ArcusMesh"], swiftSettings: optimized),
         // Composition of every part: the demo, the benchmark runners.
@@ -84,6 +88,7 @@ let package = Package(
             dependencies: ["ArcusStore", "ArcusCRDT", "ArcusCodec", "ArcusTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "ArcusMeshTests", dependencies: ["ArcusMesh", "ArcusCodec", "ArcusLoopback", "ArcusTestSupport"]),
+        .testTarget(name: "ArcusAvahiTests", dependencies: ["ArcusAvahi", "CAvahi"]),
         .testTarget(
             name: "ArcusSyncTests",
             dependencies: ["ArcusSync", "ArcusStore", "ArcusCRDT", "ArcusCodec", "ArcusMesh", "ArcusLoopback", "ArcusAgent", "ArcusTestSupport"]
