@@ -11,6 +11,7 @@ packages=(
     libbluetooth-dev                     # Bluetooth LE transport (BlueZ)
     libavahi-client-dev avahi-daemon     # LAN discovery (mDNS)
     dbus                                 # avahi-daemon and bluetoothd talk over the system bus
+    iproute2                             # `ip link set lo multicast on`, for mDNS on loopback in tests
     libnats-dev nats-server              # cloud relay
     python3 python3-venv                 # trace generator and anchor engines
 )
