@@ -83,7 +83,12 @@ let package = Package(
             name: "ArcusStoreTests",
             dependencies: ["ArcusStore", "ArcusCRDT", "ArcusCodec", "ArcusTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "ArcusMeshTests", dependencies: ["ArcusMesh", "ArcusCodec", "ArcusLoopback", "ArcusTestSupport"]),
+        // The transport and link conformance suites, shared by every transport's test target.
+        .target(name: "ArcusTransportConformance", dependencies: ["ArcusMesh"], path: "Tests/ArcusTransportConformance"),
+        .testTarget(
+            name: "ArcusMeshTests",
+            dependencies: ["ArcusMesh", "ArcusCodec", "ArcusLoopback", "ArcusTestSupport", "ArcusTransportConformance"]
+        ),
         .testTarget(
             name: "ArcusSyncTests",
             dependencies: ["ArcusSync", "ArcusStore", "ArcusCRDT", "ArcusCodec", "ArcusMesh", "ArcusLoopback", "ArcusAgent", "ArcusTestSupport"]
