@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
     ],
     targets: [
         // The document model and its merge rules. Imports nothing of Arcus.
@@ -56,6 +57,16 @@ let package = Package(
         ),
         // Links without radios: in-process pairs that model MTU, bandwidth, latency and drops.
         .target(name: "ArcusLoopback", dependencies: ["ArcusMesh"], swiftSettings: optimized),
+        // Links over TCP on the local network, on SwiftNIO: a listener, a dialer, static peers.
+        .target(
+            name: "ArcusLAN",
+            dependencies: [
+                "ArcusMesh",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: optimized
+        ),
         // Composition of every part: the demo, the benchmark runners.
         .target(
             name: "ArcusAgent",
