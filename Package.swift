@@ -101,6 +101,14 @@ let package = Package(
             dependencies: ["ArcusMesh", "ArcusCodec", "ArcusLoopback", "ArcusTestSupport", "ArcusTransportConformance"]
         ),
         .testTarget(
+            name: "ArcusLANTests",
+            dependencies: [
+                "ArcusLAN", "ArcusMesh", "ArcusTestSupport", "ArcusTransportConformance",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
             name: "ArcusSyncTests",
             dependencies: ["ArcusSync", "ArcusStore", "ArcusCRDT", "ArcusCodec", "ArcusMesh", "ArcusLoopback", "ArcusAgent", "ArcusTestSupport"]
         ),
