@@ -13,6 +13,8 @@ struct LANChannelEnds: Sendable {
 extension LANConnection {
     /// Opens the channel's ends. NIO scopes them to a closure (`executeThenClose`); a link outlives
     /// any one caller's scope, so a task of its own holds the scope open until the channel closes.
+    /// `executeThenClose` calls its body before anything that can throw, so the continuation is
+    /// always resumed.
     func open() async -> LANChannelEnds {
         await withCheckedContinuation { continuation in
             Task { [channel, failure] in

@@ -37,6 +37,9 @@ public final class LANLink: Link {
     /// Succeeds once the connection has closed.
     var closed: EventLoopFuture<Void> { ends.channel.closeFuture }
 
+    /// The TCP channel, for tests that read its socket options.
+    var channel: any Channel { ends.channel }
+
     public func send(_ message: [UInt8]) async throws {
         guard message.count <= mtu else { throw LinkError.messageTooLarge(size: message.count, mtu: mtu) }
         guard ends.channel.isActive else { throw LinkError.closed }
