@@ -184,13 +184,15 @@ public final class LANTransport: Transport {
         return link
     }
 
-    /// Accepts connections until the listener closes, each introducing itself on its own.
+    /// Accepts connections until the listener closes, each introducing itself on its own. Those
+    /// still silent when it closes (the transport stopping) are dropped rather than waited for.
     private func accept(from listener: NIOAsyncChannel<LANConnection, Never>) async {
         try? await listener.executeThenClose { connections in
             try await withThrowingDiscardingTaskGroup { group in
                 for try await connection in connections {
                     group.addTask { await self.welcome(connection) }
                 }
+                group.cancelAll()
             }
         }
     }
@@ -205,7 +207,11 @@ public final class LANTransport: Transport {
         }
         let first = await ends.frames.next()
         timeout.cancel()
-        guard let first else { return }
+        guard let first else {
+            // Closed by the peer or the timeout, or the transport is stopping.
+            ends.channel.close(promise: nil)
+            return
+        }
         let hello: LANHello
         do {
             hello = try LANHello(decoding: first)

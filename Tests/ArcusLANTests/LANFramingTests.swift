@@ -39,6 +39,21 @@ struct LANFramingTests {
         await transport.stop()
     }
 
+    @Test("stopping the transport drops a connection still waiting to say hello")
+    func stopDropsSilentConnections() async throws {
+        var limits = LANLinkLimits()
+        // Far past the step limit: only `stop()` can close it in time.
+        limits.helloTimeout = .seconds(600)
+        let transport = LANTransport(listeningOn: .loopback, limits: limits)
+        try await transport.start()
+        let raw = try await RawClient.connect(toPort: try LANHostileInputTests.port(of: transport))
+        // Something the transport has certainly read and is waiting past: half a hello.
+        try await raw.write(lanFrameHeader(length: 3) + [1])
+        try await Task.sleep(for: .milliseconds(50))
+        await transport.stop()
+        try await raw.closedByPeer(within: Self.step)
+    }
+
     @Test("a connection that never sends its hello is closed, and not announced")
     func silentConnection() async throws {
         var limits = LANLinkLimits()
