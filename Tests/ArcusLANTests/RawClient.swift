@@ -15,10 +15,13 @@ struct RawClient {
         try await channel.writeAndFlush(ByteBuffer(bytes: bytes)).get()
     }
 
-    /// Waits until the other end has closed the connection.
+    /// Waits until the other end has closed the connection. It polls rather than awaiting the
+    /// close future, which ignores cancellation and would let a broken transport hang the test.
     func closedByPeer(within limit: Duration) async throws {
         let channel = self.channel
-        try await within(limit, "the transport closing the raw connection") { try await channel.closeFuture.get() }
+        try await within(limit, "the transport closing the raw connection") {
+            while channel.isActive { try await Task.sleep(for: .milliseconds(10)) }
+        }
     }
 
     func close() async {
