@@ -23,6 +23,10 @@ struct LANConnection: Sendable {
         try options.setOption(.socketOption(.so_sndbuf), value: limits.socketBufferBytes)
         try options.setOption(.socketOption(.so_rcvbuf), value: limits.socketBufferBytes)
         try options.setOption(.writeBufferWaterMark, value: .init(low: limits.writeBufferBytes / 2, high: limits.writeBufferBytes))
+        // One read per wake-up, of at most `readBytes`: what arrives past the incoming limit in
+        // one go is then bounded by a read, not by NIO's default of several.
+        try options.setOption(.maxMessagesPerRead, value: 1)
+        try options.setOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 2048, maximum: LANLinkLimits.readBytes))
 
         let failure = LANFailureRecord()
         let pipeline = channel.pipeline.syncOperations

@@ -22,10 +22,18 @@ public struct LANLinkLimits: Sendable, Hashable {
 
     public init() {}
 
+    /// The most bytes one socket read takes; a link reads once each time it wants more.
+    static let readBytes = 64 * 1024
+
     /// The most bytes of messages one direction of a link holds, sent but not yet taken from
-    /// `incoming`, before `send` suspends: both kernels' buffers (doubled), the channel's write
-    /// buffer and the message that filled it, the unread messages, a partial frame, and one read.
+    /// `incoming`, before `send` suspends: the channel's write buffer and the message that filled
+    /// it, both kernels' queues, one read, a partial frame, and the unread messages. Linux
+    /// doubles the buffer sizes asked of it and lets a queue overshoot them (its accounting is by
+    /// segment, not byte), so each kernel is counted at four times what was asked.
     public var bufferLimit: Int {
-        4 * socketBufferBytes + writeBufferBytes + mtu + incomingMessages * mtu + (mtu + LANFrameDecoder.headerSize) + 64 * 1024
+        let channel = writeBufferBytes + mtu
+        let kernels = 2 * 4 * socketBufferBytes
+        let reading = Self.readBytes + mtu + LANFrameDecoder.headerSize + incomingMessages * mtu
+        return channel + kernels + reading
     }
 }
