@@ -80,6 +80,16 @@ struct LANHostileInputTests {
         await listener.stop()
     }
 
+    @Test("dialling another kind's endpoint or an address that is not host:port fails at once")
+    func badEndpoints() async throws {
+        let (transport, _) = try await Self.listening()
+        let bluetooth = TransportEndpoint(kind: .bluetooth, address: transport.localEndpoint.address)
+        await #expect(throws: TransportError.wrongKind(bluetooth, expected: .lan)) { _ = try await transport.open(to: bluetooth) }
+        let malformed = TransportEndpoint(kind: .lan, address: "no-port-here")
+        await #expect(throws: TransportError.unknownEndpoint(malformed)) { _ = try await transport.open(to: malformed) }
+        await transport.stop()
+    }
+
     // MARK: Helpers
 
     static func listening() async throws -> (LANTransport, TransportEventLog) {
