@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
     ],
     targets: [
         // The document model and its merge rules. Imports nothing of Arcus.
@@ -60,6 +61,16 @@ let package = Package(
         .target(name: "ArcusAvahi", dependencies: ["CAvahi"]),
         // Links without radios: in-process pairs that model MTU, bandwidth, latency and drops.
         .target(name: "ArcusLoopback", dependencies: ["ArcusMesh"], swiftSettings: optimized),
+        // Links over TCP on the local network, on SwiftNIO: a listener, a dialer, static peers.
+        .target(
+            name: "ArcusLAN",
+            dependencies: [
+                "ArcusMesh",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: optimized
+        ),
         // Composition of every part: the demo, the benchmark runners.
         .target(
             name: "ArcusAgent",
@@ -87,7 +98,20 @@ let package = Package(
             name: "ArcusStoreTests",
             dependencies: ["ArcusStore", "ArcusCRDT", "ArcusCodec", "ArcusTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "ArcusMeshTests", dependencies: ["ArcusMesh", "ArcusCodec", "ArcusLoopback", "ArcusTestSupport"]),
+        // The transport and link conformance suites, shared by every transport's test target.
+        .target(name: "ArcusTransportConformance", dependencies: ["ArcusMesh"], path: "Tests/ArcusTransportConformance"),
+        .testTarget(
+            name: "ArcusMeshTests",
+            dependencies: ["ArcusMesh", "ArcusCodec", "ArcusLoopback", "ArcusTestSupport", "ArcusTransportConformance"]
+        ),
+        .testTarget(
+            name: "ArcusLANTests",
+            dependencies: [
+                "ArcusLAN", "ArcusMesh", "ArcusTestSupport", "ArcusTransportConformance",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         .testTarget(name: "ArcusAvahiTests", dependencies: ["ArcusAvahi", "CAvahi"]),
         .testTarget(
             name: "ArcusSyncTests",

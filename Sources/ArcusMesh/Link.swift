@@ -25,8 +25,9 @@ public enum LinkError: Error, Sendable, Equatable, CustomStringConvertible {
 /// `send` suspends while the link is saturated, so a producer that awaits it never queues more
 /// than the link holds. `incoming` has one consumer.
 ///
-/// Every link passes the link conformance suite (Tests/ArcusMeshTests/LinkConformance.swift), and
-/// every `Transport`'s links the transport conformance suite (TransportConformance.swift).
+/// Every link passes the link conformance suite (LinkConformance.swift, in
+/// Tests/ArcusTransportConformance), and every `Transport`'s links the transport conformance suite
+/// (TransportConformance.swift).
 /// To carry messages larger than `mtu`, wrap the link in a `MessageChannel`.
 public protocol Link: AnyObject, Sendable {
     var kind: LinkKind { get }

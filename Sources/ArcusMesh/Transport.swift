@@ -3,8 +3,8 @@
 /// agent) secures each link and hands it to the `Multiplexer`.
 ///
 /// A transport runs once: `start()`, then `stop()`. Every transport passes the transport
-/// conformance suite (Tests/ArcusMeshTests/TransportConformance.swift), and its links the link
-/// conformance suite. All members may be called from any task.
+/// conformance suite (TransportConformance.swift, in Tests/ArcusTransportConformance), and its
+/// links the link conformance suite. All members may be called from any task.
 public protocol Transport: AnyObject, Sendable {
     /// The kind of every link and endpoint this transport makes.
     var kind: LinkKind { get }

@@ -1,4 +1,5 @@
 import ArcusTestSupport
+import ArcusTransportConformance
 import Testing
 @testable import ArcusMesh
 

@@ -1,5 +1,6 @@
 import ArcusLoopback
 import ArcusMesh
+import ArcusTransportConformance
 import Testing
 
 /// The conformance checks, run for every transport in `transports`. A new transport adds its

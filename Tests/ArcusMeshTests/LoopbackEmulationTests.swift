@@ -1,6 +1,7 @@
 import ArcusLoopback
 import ArcusMesh
 import ArcusTestSupport
+import ArcusTransportConformance
 import Testing
 
 /// What the loopback link emulates: rate, latency, loss, buffering and abrupt failure. Timing

@@ -2,6 +2,7 @@ import ArcusCodec
 import ArcusLoopback
 import ArcusMesh
 import ArcusTestSupport
+import ArcusTransportConformance
 import Foundation
 import Testing
 

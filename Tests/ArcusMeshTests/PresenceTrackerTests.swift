@@ -1,5 +1,6 @@
 import ArcusMesh
 import ArcusTestSupport
+import ArcusTransportConformance
 import Testing
 
 @Suite("Presence tracker")

@@ -1,5 +1,6 @@
 import ArcusLoopback
 import ArcusMesh
+import ArcusTransportConformance
 import Foundation
 import Synchronization
 import Testing

@@ -1,5 +1,6 @@
 import ArcusLoopback
 import ArcusMesh
+import ArcusTransportConformance
 import Testing
 
 @Suite("Secure link", .timeLimit(.minutes(1)))

@@ -1,5 +1,6 @@
 import ArcusLoopback
 import ArcusMesh
+import ArcusTransportConformance
 import Testing
 
 /// A session without a link keeps messages (up to its window) and resumes when one comes; a

@@ -1,6 +1,7 @@
 import ArcusLoopback
 import ArcusMesh
 import ArcusTestSupport
+import ArcusTransportConformance
 import Synchronization
 import Testing
 

@@ -1,6 +1,7 @@
 import ArcusLoopback
 @testable import ArcusMesh
 import ArcusTestSupport
+import ArcusTransportConformance
 import Synchronization
 import Testing
 

@@ -1,5 +1,6 @@
 import ArcusLoopback
 import ArcusMesh
+import ArcusTransportConformance
 import Testing
 
 /// What keeps a link alive in a session's eyes, and what a restarted peer does to a session.

@@ -1,4 +1,5 @@
 import ArcusLoopback
+import ArcusTransportConformance
 import Testing
 @testable import ArcusMesh
 

@@ -1,5 +1,6 @@
 import ArcusLoopback
 @testable import ArcusMesh
+import ArcusTransportConformance
 
 extension PeerID {
     /// Fixed ids, so that tests know which is smaller: alpha < bravo < mallory.

@@ -1,5 +1,6 @@
 import ArcusLoopback
 import ArcusTestSupport
+import ArcusTransportConformance
 import Testing
 @testable import ArcusMesh
 

@@ -1,5 +1,6 @@
 import ArcusLoopback
 import ArcusMesh
+import ArcusTransportConformance
 import Testing
 
 /// The transport conformance checks, run for every transport in `transports`, and the link checks

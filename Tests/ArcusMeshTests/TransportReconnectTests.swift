@@ -1,5 +1,6 @@
 import ArcusLoopback
 import ArcusMesh
+import ArcusTransportConformance
 import Testing
 
 /// When a session loses its last link, the multiplexer says `.needsLink(peer)`, and the agent

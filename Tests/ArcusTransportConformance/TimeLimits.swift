@@ -1,14 +1,14 @@
 /// A step of a test that took longer than it may: the test fails instead of hanging.
-struct StepTimedOut: Error, CustomStringConvertible {
-    let step: String
-    let limit: Duration
+public struct StepTimedOut: Error, CustomStringConvertible {
+    public let step: String
+    public let limit: Duration
 
-    var description: String { "\(step) did not finish within \(limit)" }
+    public var description: String { "\(step) did not finish within \(limit)" }
 }
 
 /// Runs `body`, or throws `StepTimedOut` once `limit` has passed and cancels it. What `body`
 /// awaits must respond to cancellation, as links and channels do.
-func within<T: Sendable>(
+public func within<T: Sendable>(
     _ limit: Duration, _ step: String, _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     try await withThrowingTaskGroup(of: T.self) { group in
@@ -23,16 +23,16 @@ func within<T: Sendable>(
 }
 
 /// The incoming stream finished before it delivered the messages a test waited for.
-struct StreamFinishedEarly: Error, CustomStringConvertible {
-    let expected: Int
-    let received: Int
+public struct StreamFinishedEarly: Error, CustomStringConvertible {
+    public let expected: Int
+    public let received: Int
 
-    var description: String { "the stream finished after \(received) of \(expected) messages" }
+    public var description: String { "the stream finished after \(received) of \(expected) messages" }
 }
 
 extension AsyncStream where Element == [UInt8] {
     /// The next `count` messages; throws if the stream finishes first or they take over `limit`.
-    func next(_ count: Int, within limit: Duration = .seconds(45)) async throws -> [[UInt8]] {
+    public func next(_ count: Int, within limit: Duration = .seconds(45)) async throws -> [[UInt8]] {
         try await within(limit, "receiving \(count) messages") {
             var messages: [[UInt8]] = []
             var iterator = self.makeAsyncIterator()
@@ -45,7 +45,7 @@ extension AsyncStream where Element == [UInt8] {
     }
 
     /// Every message until the stream finishes; throws if it has not finished within `limit`.
-    func remaining(within limit: Duration = .seconds(45)) async throws -> [[UInt8]] {
+    public func remaining(within limit: Duration = .seconds(45)) async throws -> [[UInt8]] {
         try await within(limit, "waiting for the stream to finish") {
             var messages: [[UInt8]] = []
             for await message in self { messages.append(message) }

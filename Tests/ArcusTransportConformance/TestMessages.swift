@@ -2,7 +2,7 @@ import Synchronization
 
 /// A message whose every byte follows from its index, so a receiver can tell that it arrived
 /// whole, unchanged and in its place.
-func testMessage(_ index: Int, size: Int) -> [UInt8] {
+public func testMessage(_ index: Int, size: Int) -> [UInt8] {
     var message = [UInt8](repeating: 0, count: size)
     var state = UInt32(truncatingIfNeeded: index) &* 2_654_435_761 &+ UInt32(truncatingIfNeeded: size)
     for position in message.indices {
@@ -13,18 +13,20 @@ func testMessage(_ index: Int, size: Int) -> [UInt8] {
 }
 
 /// Counts what a producer task has done, for the test that watches it.
-final class Progress: Sendable {
+public final class Progress: Sendable {
     private let count = Atomic(0)
 
-    var value: Int { count.load(ordering: .acquiring) }
+    public init() {}
 
-    func advance() {
+    public var value: Int { count.load(ordering: .acquiring) }
+
+    public func advance() {
         count.add(1, ordering: .releasing)
     }
 
     /// Waits until the count stops moving for `quietPeriod` (the producer is suspended) and
     /// returns it; nil if `isDone` turns true first or `limit` passes.
-    func settled(
+    public func settled(
         quietPeriod: Duration = .milliseconds(100), limit: Duration = .seconds(45), isDone: () -> Bool
     ) async throws -> Int? {
         let clock = ContinuousClock()

@@ -7,25 +7,36 @@ import Testing
 ///
 /// The checks need a reliable link (no loss) and never depend on the machine's speed: each step
 /// has a generous time limit only so that a broken link fails instead of hanging.
-struct LinkConformance: Sendable, CustomTestStringConvertible {
+public struct LinkConformance: Sendable, CustomTestStringConvertible {
     /// What the transport is, in test reports.
-    let name: String
+    public let name: String
     /// Makes two links connected to each other, open.
-    let makePair: @Sendable () async throws -> (any Link, any Link)
+    public let makePair: @Sendable () async throws -> (any Link, any Link)
     /// Makes a link fail abruptly, as when its radio goes out of range or its process dies.
-    let sever: @Sendable (any Link) -> Void
+    public let sever: @Sendable (any Link) -> Void
     /// The most bytes of messages a direction holds, sent but not yet read, before `send`
     /// suspends.
-    let bufferLimit: Int
+    public let bufferLimit: Int
     /// The longest any one step may take.
-    var stepLimit: Duration = .seconds(45)
+    public var stepLimit: Duration
 
-    var testDescription: String { name }
+    public init(
+        name: String, makePair: @escaping @Sendable () async throws -> (any Link, any Link),
+        sever: @escaping @Sendable (any Link) -> Void, bufferLimit: Int, stepLimit: Duration = .seconds(45)
+    ) {
+        self.name = name
+        self.makePair = makePair
+        self.sever = sever
+        self.bufferLimit = bufferLimit
+        self.stepLimit = stepLimit
+    }
+
+    public var testDescription: String { name }
 
     // MARK: Delivery
 
     /// Messages of many sizes up to the MTU arrive whole and in order, in both directions at once.
-    func checkDeliversInOrderBothWays() async throws {
+    public func checkDeliversInOrderBothWays() async throws {
         let (a, b) = try await makePair()
         defer { a.close() }
         #expect(a.mtu > 0 && b.mtu > 0)
@@ -45,7 +56,7 @@ struct LinkConformance: Sendable, CustomTestStringConvertible {
 
     /// A message of `mtu - 1` or `mtu` bytes goes through; one of `mtu + 1` is refused without
     /// harm to the link.
-    func checkMessagesAroundTheMTU() async throws {
+    public func checkMessagesAroundTheMTU() async throws {
         let (a, b) = try await makePair()
         defer { a.close() }
         for (sender, receiver) in [(a, b), (b, a)] {
@@ -67,7 +78,7 @@ struct LinkConformance: Sendable, CustomTestStringConvertible {
 
     /// Closing either end finishes both streams, fails later sends on both ends, and may be
     /// repeated.
-    func checkCloseFromEitherEnd() async throws {
+    public func checkCloseFromEitherEnd() async throws {
         for closingA in [true, false] {
             let (a, b) = try await makePair()
             let (closing, other) = closingA ? (a, b) : (b, a)
@@ -87,7 +98,7 @@ struct LinkConformance: Sendable, CustomTestStringConvertible {
 
     /// A send suspended because the link is full fails with `LinkError.closed` when the peer
     /// closes.
-    func checkCloseFailsSuspendedSends() async throws {
+    public func checkCloseFailsSuspendedSends() async throws {
         let (a, b) = try await makePair()
         defer { a.close() }
         let producer = Producer(link: a, messageSize: min(a.mtu, 1024), count: bufferLimit / min(a.mtu, 1024) * 4 + 16)
@@ -100,7 +111,7 @@ struct LinkConformance: Sendable, CustomTestStringConvertible {
 
     /// When either end vanishes while messages are in flight, the other end's pending send fails,
     /// both streams finish, and what did arrive is a whole, ordered prefix of what was sent.
-    func checkPeerVanishingMidStream() async throws {
+    public func checkPeerVanishingMidStream() async throws {
         for severReceiver in [true, false] {
             let (a, b) = try await makePair()
             let producer = Producer(link: a, messageSize: min(a.mtu, 1024), count: bufferLimit / min(a.mtu, 1024) * 4 + 16)
@@ -121,7 +132,7 @@ struct LinkConformance: Sendable, CustomTestStringConvertible {
 
     /// A producer faster than its consumer is held back: its sends suspend once `bufferLimit`
     /// bytes are in flight, and resume, losing nothing, as the consumer catches up.
-    func checkBackpressure() async throws {
+    public func checkBackpressure() async throws {
         let (a, b) = try await makePair()
         defer { a.close() }
         let size = min(a.mtu, 1024)
@@ -138,7 +149,7 @@ struct LinkConformance: Sendable, CustomTestStringConvertible {
     }
 
     /// Hundreds of pairs work at once, each delivering its own messages.
-    func checkManyLinksAtOnce(pairs: Int = 200) async throws {
+    public func checkManyLinksAtOnce(pairs: Int = 200) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for pair in 0..<pairs {
                 group.addTask {
@@ -163,7 +174,7 @@ struct LinkConformance: Sendable, CustomTestStringConvertible {
     // MARK: Helpers
 
     /// `count` messages whose sizes run through the edges of `mtu`: 1 byte, the MTU, and between.
-    static func messages(count: Int, mtu: Int, seed: Int) -> [[UInt8]] {
+    public static func messages(count: Int, mtu: Int, seed: Int) -> [[UInt8]] {
         let sizes = [1, mtu, 2, mtu - 1, mtu / 2, 3, mtu / 3 + 1].map { max(1, $0) }
         return (0..<count).map { testMessage(seed + $0, size: sizes[$0 % sizes.count]) }
     }
@@ -176,17 +187,23 @@ struct LinkConformance: Sendable, CustomTestStringConvertible {
 }
 
 /// Sends numbered messages as fast as the link takes them, counting those that went out.
-struct Producer: Sendable {
-    let link: any Link
-    let messageSize: Int
-    let count: Int
-    let progress = Progress()
+public struct Producer: Sendable {
+    public let link: any Link
+    public let messageSize: Int
+    public let count: Int
+    public let progress = Progress()
 
-    var isDone: Bool { progress.value == count }
+    public init(link: any Link, messageSize: Int, count: Int) {
+        self.link = link
+        self.messageSize = messageSize
+        self.count = count
+    }
 
-    func message(_ index: Int) -> [UInt8] { testMessage(index, size: messageSize) }
+    public var isDone: Bool { progress.value == count }
 
-    func run() async throws {
+    public func message(_ index: Int) -> [UInt8] { testMessage(index, size: messageSize) }
+
+    public func run() async throws {
         for index in 0..<count {
             try await link.send(message(index))
             progress.advance()

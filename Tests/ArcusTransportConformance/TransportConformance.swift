@@ -9,31 +9,44 @@ import Testing
 /// The links a transport opens and accepts must also pass the link checks: `links` runs them on
 /// pairs made by dialling. Time limits are generous, only so that a broken transport fails
 /// instead of hanging; nothing asserts speed.
-struct TransportConformance: Sendable, CustomTestStringConvertible {
+public struct TransportConformance: Sendable, CustomTestStringConvertible {
     /// What the transport is, in test reports.
-    let name: String
+    public let name: String
     /// Makes `count` transports of one kind, not started, each in reach of every other.
-    let makeTransports: @Sendable (_ count: Int) async throws -> TransportFixture
+    public let makeTransports: @Sendable (_ count: Int) async throws -> TransportFixture
     /// Makes a link fail abruptly, as when its radio goes out of range or its process dies.
-    let sever: @Sendable (any Link) -> Void
+    public let sever: @Sendable (any Link) -> Void
     /// The most bytes of messages a link's direction holds, sent but not yet read.
-    let bufferLimit: Int
+    public let bufferLimit: Int
     /// An address of the transport's kind at which no peer is, nor ever was.
-    let unknownAddress: String
+    public let unknownAddress: String
     /// The longest any one step may take.
-    var stepLimit: Duration = .seconds(45)
+    public var stepLimit: Duration
 
-    var testDescription: String { name }
+    public init(
+        name: String, makeTransports: @escaping @Sendable (_ count: Int) async throws -> TransportFixture,
+        sever: @escaping @Sendable (any Link) -> Void, bufferLimit: Int, unknownAddress: String,
+        stepLimit: Duration = .seconds(45)
+    ) {
+        self.name = name
+        self.makeTransports = makeTransports
+        self.sever = sever
+        self.bufferLimit = bufferLimit
+        self.unknownAddress = unknownAddress
+        self.stepLimit = stepLimit
+    }
+
+    public var testDescription: String { name }
 
     /// The link checks, on links this transport opens and accepts.
-    var links: LinkConformance {
+    public var links: LinkConformance {
         LinkConformance(name: "links of \(name)", makePair: { try await openPair() }, sever: sever, bufferLimit: bufferLimit, stepLimit: stepLimit)
     }
 
     // MARK: Discovery
 
     /// Started transports announce each other, and `reachablePeers` agrees.
-    func checkDiscovery() async throws {
+    public func checkDiscovery() async throws {
         let peers = try await running(3)
         defer { Task { await peers.stop() } }
         for (index, transport) in peers.transports.enumerated() {
@@ -46,7 +59,7 @@ struct TransportConformance: Sendable, CustomTestStringConvertible {
 
     /// A peer that moves out of reach is lost on both sides and comes back when it returns; links
     /// between the two end when they part.
-    func checkReachabilityChanges() async throws {
+    public func checkReachabilityChanges() async throws {
         let peers = try await running(2)
         defer { Task { await peers.stop() } }
         guard let setReachable = peers.setReachable else { return }
@@ -72,7 +85,7 @@ struct TransportConformance: Sendable, CustomTestStringConvertible {
     }
 
     /// A transport that stops is lost by its peers, its events finish, and it cannot dial.
-    func checkStopIsSeenByPeers() async throws {
+    public func checkStopIsSeenByPeers() async throws {
         let peers = try await running(2)
         defer { Task { await peers.stop() } }
         let (a, b) = (peers.transports[0], peers.transports[1])
@@ -90,7 +103,7 @@ struct TransportConformance: Sendable, CustomTestStringConvertible {
 
     /// A dial gives a link whose other end the peer accepts, announced with the dialler's endpoint;
     /// the two ends are connected to each other, both ways.
-    func checkOpenIsAccepted() async throws {
+    public func checkOpenIsAccepted() async throws {
         let peers = try await running(2)
         defer { Task { await peers.stop() } }
         let (a, b) = (peers.transports[0], peers.transports[1])
@@ -108,7 +121,7 @@ struct TransportConformance: Sendable, CustomTestStringConvertible {
 
     /// Dialling what cannot answer fails with a `TransportError`, well before any failure-detection
     /// timeout: an unknown address, a stopped peer, a peer out of reach, and a dialler not running.
-    func checkUnreachableDialsFail() async throws {
+    public func checkUnreachableDialsFail() async throws {
         let peers = try await running(3)
         defer { Task { await peers.stop() } }
         let (a, b, c) = (peers.transports[0], peers.transports[1], peers.transports[2])
@@ -133,7 +146,7 @@ struct TransportConformance: Sendable, CustomTestStringConvertible {
 
     /// Many links opened at once between the same two peers each reach the peer and keep their
     /// own messages apart.
-    func checkManyDialsAtOnce(_ count: Int = 20) async throws {
+    public func checkManyDialsAtOnce(_ count: Int = 20) async throws {
         let peers = try await running(2)
         defer { Task { await peers.stop() } }
         let (a, b) = (peers.transports[0], peers.transports[1])
@@ -166,7 +179,7 @@ struct TransportConformance: Sendable, CustomTestStringConvertible {
     // MARK: Stopping
 
     /// Stopping a transport closes every link it opened or accepted, on both ends.
-    func checkStopClosesLinks() async throws {
+    public func checkStopClosesLinks() async throws {
         let peers = try await running(2)
         defer { Task { await peers.stop() } }
         let (a, b) = (peers.transports[0], peers.transports[1])
@@ -188,7 +201,7 @@ struct TransportConformance: Sendable, CustomTestStringConvertible {
     // MARK: Helpers
 
     /// `count` transports, started, their events recorded from before the start.
-    func running(_ count: Int) async throws -> RunningTransports {
+    public func running(_ count: Int) async throws -> RunningTransports {
         let fixture = try await makeTransports(count)
         let logs = fixture.transports.map { TransportEventLog($0.events) }
         for transport in fixture.transports { try await transport.start() }
@@ -196,7 +209,7 @@ struct TransportConformance: Sendable, CustomTestStringConvertible {
     }
 
     /// A link dialled from one new transport to another and the other's accepted end.
-    func openPair() async throws -> (any Link, any Link) {
+    public func openPair() async throws -> (any Link, any Link) {
         let peers = try await running(2)
         let (a, b) = (peers.transports[0], peers.transports[1])
         let opened = try await within(stepLimit, "dialling") { try await a.open(to: b.localEndpoint) }
@@ -214,20 +227,25 @@ struct TransportConformance: Sendable, CustomTestStringConvertible {
 }
 
 /// Transports that a conformance check made, not yet started.
-struct TransportFixture: Sendable {
-    let transports: [any Transport]
+public struct TransportFixture: Sendable {
+    public let transports: [any Transport]
     /// Moves two of `transports` (by index) in or out of each other's reach; nil for a transport
     /// whose tests cannot change reach.
-    let setReachable: (@Sendable (Int, Int, Bool) async -> Void)?
+    public let setReachable: (@Sendable (Int, Int, Bool) async -> Void)?
+
+    public init(transports: [any Transport], setReachable: (@Sendable (Int, Int, Bool) async -> Void)? = nil) {
+        self.transports = transports
+        self.setReachable = setReachable
+    }
 }
 
 /// Started transports and what each has announced.
-struct RunningTransports: Sendable {
-    let transports: [any Transport]
-    let logs: [TransportEventLog]
-    let setReachable: (@Sendable (Int, Int, Bool) async -> Void)?
+public struct RunningTransports: Sendable {
+    public let transports: [any Transport]
+    public let logs: [TransportEventLog]
+    public let setReachable: (@Sendable (Int, Int, Bool) async -> Void)?
 
-    func stop() async {
+    public func stop() async {
         for transport in transports { await transport.stop() }
     }
 }

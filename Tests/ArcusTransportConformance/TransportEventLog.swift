@@ -3,7 +3,7 @@ import Synchronization
 
 /// Everything a transport announced, consumed from its `events` as they come, so that a test can
 /// wait for the event it expects while others arrive in between.
-final class TransportEventLog: Sendable {
+public final class TransportEventLog: Sendable {
     private let state = Mutex(Log())
 
     private struct Log {
@@ -12,7 +12,7 @@ final class TransportEventLog: Sendable {
     }
 
     /// Starts consuming `events`: make the log before the transport starts.
-    init(_ events: AsyncStream<TransportEvent>) {
+    public init(_ events: AsyncStream<TransportEvent>) {
         Task { [self] in
             for await event in events { state.withLock { $0.unclaimed.append(event) } }
             state.withLock { $0.isFinished = true }
@@ -21,7 +21,7 @@ final class TransportEventLog: Sendable {
 
     /// Takes the first unclaimed event `matching` says is `T`, waiting for it up to `limit`;
     /// throws if `events` finishes first or the time runs out.
-    func next<T: Sendable>(
+    public func next<T: Sendable>(
         _ what: String, within limit: Duration = .seconds(45), matching: @escaping @Sendable (TransportEvent) -> T?
     ) async throws -> T {
         try await within(limit, "waiting for \(what)") { [self] in
@@ -45,20 +45,20 @@ final class TransportEventLog: Sendable {
     }
 
     /// Waits until `events` has finished.
-    func finished(within limit: Duration = .seconds(45)) async throws {
+    public func finished(within limit: Duration = .seconds(45)) async throws {
         try await within(limit, "waiting for the events to finish") { [self] in
             while !state.withLock({ $0.isFinished }) { try await Task.sleep(for: .milliseconds(5)) }
         }
     }
 
-    func appeared(_ endpoint: TransportEndpoint, within limit: Duration = .seconds(45)) async throws {
+    public func appeared(_ endpoint: TransportEndpoint, within limit: Duration = .seconds(45)) async throws {
         try await next("\(endpoint) to appear", within: limit) { event in
             if case .peerAppeared(let seen) = event, seen == endpoint { return () }
             return nil
         }
     }
 
-    func lost(_ endpoint: TransportEndpoint, within limit: Duration = .seconds(45)) async throws {
+    public func lost(_ endpoint: TransportEndpoint, within limit: Duration = .seconds(45)) async throws {
         try await next("\(endpoint) to be lost", within: limit) { event in
             if case .peerLost(let seen) = event, seen.kind == endpoint.kind, seen.address == endpoint.address { return () }
             return nil
@@ -66,7 +66,7 @@ final class TransportEventLog: Sendable {
     }
 
     /// The next link accepted from `endpoint`.
-    func accepted(from endpoint: TransportEndpoint, within limit: Duration = .seconds(45)) async throws -> any Link {
+    public func accepted(from endpoint: TransportEndpoint, within limit: Duration = .seconds(45)) async throws -> any Link {
         try await next("a link from \(endpoint)", within: limit) { event in
             if case .linkAccepted(let link, let from) = event, from.kind == endpoint.kind, from.address == endpoint.address { return link }
             return nil
@@ -75,8 +75,8 @@ final class TransportEventLog: Sendable {
 }
 
 /// A transport's events finished before the event a test waited for.
-struct TransportEventsFinished: Error, CustomStringConvertible {
-    let awaited: String
+public struct TransportEventsFinished: Error, CustomStringConvertible {
+    public let awaited: String
 
-    var description: String { "the transport's events finished while \(awaited)" }
+    public var description: String { "the transport's events finished while \(awaited)" }
 }
