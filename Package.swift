@@ -58,14 +58,13 @@ let package = Package(
         // libavahi-client, for LAN discovery over mDNS (through avahi-daemon on the system bus).
         .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
         // Publishes this agent as `_arcus._tcp` and finds the others, through avahi-daemon.
-        .target(name: "ArcusAvahi", dependencies: ["CAvahi"]),
         // Links without radios: in-process pairs that model MTU, bandwidth, latency and drops.
         .target(name: "ArcusLoopback", dependencies: ["ArcusMesh"], swiftSettings: optimized),
         // Links over TCP on the local network, on SwiftNIO: a listener, a dialer, static peers.
         .target(
             name: "ArcusLAN",
             dependencies: [
-                "ArcusMesh",
+                "ArcusMesh", "CAvahi",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -107,12 +106,11 @@ let package = Package(
         .testTarget(
             name: "ArcusLANTests",
             dependencies: [
-                "ArcusLAN", "ArcusMesh", "ArcusTestSupport", "ArcusTransportConformance",
+                "ArcusLAN", "ArcusMesh", "ArcusTestSupport", "ArcusTransportConformance", "CAvahi",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "ArcusAvahiTests", dependencies: ["ArcusAvahi", "CAvahi"]),
         .testTarget(
             name: "ArcusSyncTests",
             dependencies: ["ArcusSync", "ArcusStore", "ArcusCRDT", "ArcusCodec", "ArcusMesh", "ArcusLoopback", "ArcusAgent", "ArcusTestSupport"]

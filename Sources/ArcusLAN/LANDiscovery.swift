@@ -1,7 +1,7 @@
 import ArcusMesh
 
 /// A source of LAN peers for a `LANTransport`: a fixed list (`StaticPeers`), mDNS through Avahi
-/// (ArcusAvahi), or a test's directory. The transport announces what its sources find as its own
+/// (`AvahiService`, in ArcusLAN), or a test's directory. The transport announces what its sources find as its own
 /// `.peerAppeared` and `.peerLost`, and merges them: a peer found twice is announced once.
 ///
 /// A source is asked once per transport start, with the endpoint the transport listens on (its

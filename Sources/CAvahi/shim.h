@@ -1,7 +1,7 @@
 #ifndef ARCUS_CAVAHI_SHIM_H
 #define ARCUS_CAVAHI_SHIM_H
 
-// The parts of libavahi-client that ArcusAvahi uses: a client on a threaded poll, an entry group
+// The parts of libavahi-client that ArcusLAN uses: a client on a threaded poll, an entry group
 // to publish, a service browser and resolvers to discover.
 #include <avahi-client/client.h>
 #include <avahi-client/lookup.h>
@@ -14,7 +14,7 @@
 #include <avahi-common/thread-watch.h>
 
 // Swift cannot call C variadic functions. The two in this API that matter take their TXT records
-// as varargs (avahi_entry_group_add_service, avahi_string_list_new); ArcusAvahi calls their
+// as varargs (avahi_entry_group_add_service, avahi_string_list_new); ArcusLAN calls their
 // list-taking twins instead (avahi_entry_group_add_service_strlst, avahi_string_list_add_arbitrary).
 
 #endif

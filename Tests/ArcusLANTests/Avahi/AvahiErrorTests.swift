@@ -1,5 +1,5 @@
 import Testing
-import ArcusAvahi
+import ArcusLAN
 
 @Suite struct AvahiErrorTests {
     @Test func aMissingDaemonSaysWhatToStartAndTheWayAround() {

@@ -1,7 +1,7 @@
 import Testing
-@testable import ArcusAvahi
+@testable import ArcusLAN
 
-@Suite struct ServiceTXTTests {
+@Suite struct AvahiServiceTXTTests {
     let record = ServiceTXT(peer: String(repeating: "ab", count: 16), meshHash: "0123456789abcdef", protocolVersion: 3)
 
     @Test func aPublishedRecordReadsBackTheSame() throws {

@@ -1,11 +1,11 @@
 import Foundation
 import Testing
-import ArcusAvahi
+import ArcusLAN
 
 /// An agent on a machine with no avahi-daemon (and here no D-Bus system bus either). libdbus reads
 /// the bus address once per process, so this runs the test binary again as a child whose bus
 /// address leads nowhere, and reads the child's verdict.
-@Suite struct NoDaemonTests {
+@Suite struct AvahiNoDaemonTests {
     static let childRole = "ARCUS_AVAHI_TEST_CHILD"
 
     @Test func withNoDaemonReachableTheAgentWarnsOnceAndGoesOn() async throws {

@@ -1,4 +1,4 @@
-import ArcusAvahi
+import ArcusLAN
 
 /// Every event an `AvahiService` reports, kept so that a test can wait for the one it expects.
 actor EventLog {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import ArcusAvahi
+@testable import ArcusLAN
 
 /// Agents finding each other through the real avahi-daemon, on loopback. Serialized: every test
 /// shares the daemon and its cache, and waits are easier to read one test at a time.
