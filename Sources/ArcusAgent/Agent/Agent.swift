@@ -1,0 +1,141 @@
+import ArcusCRDT
+import ArcusLoopback
+import ArcusMesh
+import ArcusStore
+import ArcusSync
+import Foundation
+import Logging
+import Metrics
+import ServiceLifecycle
+import Synchronization
+
+/// One running agent: the store in its data directory, its peer identity, the sync engine, the
+/// multiplexer with its presence tracker, and the transports whose links feed them. As a
+/// `Service` it runs the transports until graceful shutdown, then stops every part in order.
+/// The HTTP API (`AgentHTTPAPI`) is a second service over the same agent.
+///
+/// Opening fails with a `CommandError` that says what to do: another process holds the data
+/// directory, the identity file is unreadable, a subscription does not parse.
+public final class Agent: Service, Sendable {
+    public let configuration: AgentConfiguration
+    public let store: Store
+    public let engine: SyncEngine
+    public let identity: PeerIdentity
+    public let multiplexer: Multiplexer
+    public let presence: PresenceTracker
+    let metrics: AgentMetrics
+    let observations = ObservationStreams()
+    let logger: Logger
+    /// Every transport the agent runs; LAN, Bluetooth and cloud join this list as they are built.
+    let transports: [any Transport]
+    /// Secures links for sync; nil when no mesh credential is configured (links are refused).
+    let connector: SecureConnector?
+    /// Peers whose mesh session already carries a sync session.
+    let syncedPeers = Mutex<Set<PeerID>>([])
+
+    public init(configuration: AgentConfiguration, metricsFactory: any MetricsFactory, logger: Logger) throws(CommandError) {
+        self.configuration = configuration
+        self.logger = logger
+        let directory = URL(fileURLWithPath: configuration.dataDirectory)
+        do {
+            store = try Store(directory: directory)
+        } catch {
+            throw CommandError("cannot open the store in \(configuration.dataDirectory): \(error)")
+        }
+        do {
+            identity = try PeerIdentity.load(orCreateAt: directory.appendingPathComponent("identity"))
+        } catch {
+            throw CommandError("cannot use the identity in \(configuration.dataDirectory): \(error)")
+        }
+        var options = SyncEngine.Options()
+        options.name = configuration.name
+        options.log = { [logger] level, message in logger.log(level: Logger.Level(level), "\(message)") }
+        do {
+            engine = try SyncEngine(store: store, options: options)
+            presence = try PresenceTracker(peer: identity.peerID, name: String(configuration.name.utf8.prefix(PresenceReport.Limits.nameBytes)) ?? "agent")
+        } catch {
+            throw CommandError("cannot start the sync engine: \(error)")
+        }
+        multiplexer = Multiplexer(localPeer: identity.peerID, presence: presence)
+        metrics = AgentMetrics(factory: metricsFactory)
+        let identity = self.identity
+        connector = try Self.connector(for: configuration, identity: identity)
+        transports = configuration.transports.map { choice -> any Transport in
+            switch choice {
+            case .loopback:
+                // An in-process network of its own: the seam every transport plugs into, and
+                // the one that CI runs. Peers in other processes arrive with the LAN transport.
+                return LoopbackTransport(name: configuration.name, peer: identity.peerID, on: LoopbackNetwork(kind: .loopback))
+            case .lan, .ble, .cloud:
+                preconditionFailure("TransportChoice.parseList admits only available transports")
+            }
+        }
+        for text in configuration.subscriptions {
+            _ = try subscribe(text)
+        }
+    }
+
+    private static func connector(for configuration: AgentConfiguration, identity: PeerIdentity) throws(CommandError) -> SecureConnector? {
+        guard let path = configuration.meshSecretFile else { return nil }
+        do {
+            guard let bytes = try SecretFile.read(at: path, maximumBytes: MeshSecret.maximumBytes) else {
+                throw CommandError("the mesh secret file \(path) does not exist", exitStatus: 2)
+            }
+            return SecureConnector(identity: identity, credential: .sharedSecret(try MeshSecret(bytes: bytes)))
+        } catch let error as CommandError {
+            throw error
+        } catch {
+            throw CommandError("cannot use the mesh secret file \(path): \(error)", exitStatus: 2)
+        }
+    }
+
+    /// Registers a sync subscription; the engine persists it, so it outlives the process.
+    public func subscribe(_ text: String, arguments: [String: Value] = [:]) throws(CommandError) -> SyncEngine.SubscriptionEntry {
+        do {
+            return try engine.registerSubscriptionEntry(SubscriptionQuery(text, arguments: arguments))
+        } catch let error as DQLError {
+            throw CommandError("the subscription is not a valid query: error at \(error.description)", exitStatus: 2)
+        } catch {
+            throw CommandError("the subscription was refused: \(error)", exitStatus: 2)
+        }
+    }
+
+    /// `{"agent": "ready", …}`: the line printed on standard output once the API listens.
+    public func readyLine(http url: String) -> String {
+        Value.object([
+            "agent": "ready", "http": .string(url), "peer": .string(identity.peerID.description),
+            "name": .string(configuration.name), "data": .string(configuration.dataDirectory),
+            "transports": .array(configuration.transports.map { .string($0.rawValue) }),
+        ]).jsonString
+    }
+
+    /// Runs the transports until graceful shutdown (SIGTERM, SIGINT), then closes, in order:
+    /// the observe streams (so that the HTTP server can drain), the transports, the sync
+    /// sessions, the multiplexer.
+    public func run() async throws {
+        await withDiscardingTaskGroup { group in
+            for transport in transports {
+                group.addTask { await self.runTransport(transport) }
+            }
+            group.addTask { await self.watchSessions() }
+            try? await gracefulShutdown()
+            logger.info("stopping")
+            observations.finishAll()
+            for transport in transports { await transport.stop() }
+            engine.stop()
+            await multiplexer.close()
+            group.cancelAll()
+        }
+        logger.info("stopped")
+    }
+}
+
+extension Logger.Level {
+    init(_ level: SyncLogLevel) {
+        switch level {
+        case .info: self = .info
+        case .warning: self = .warning
+        case .error: self = .error
+        }
+    }
+}
