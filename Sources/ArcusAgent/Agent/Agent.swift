@@ -33,7 +33,12 @@ public final class Agent: Service, Sendable {
     /// Peers whose mesh session already carries a sync session.
     let syncedPeers = Mutex<Set<PeerID>>([])
 
-    public init(configuration: AgentConfiguration, metricsFactory: any MetricsFactory, logger: Logger) throws(CommandError) {
+    /// - Parameter transports: transports to run instead of those `configuration` names, for a
+    ///   program that embeds the agent or a test that links agents over one loopback network.
+    ///   They must not have been started.
+    public init(
+        configuration: AgentConfiguration, metricsFactory: any MetricsFactory, logger: Logger, transports: [any Transport]? = nil
+    ) throws(CommandError) {
         self.configuration = configuration
         self.logger = logger
         let directory = URL(fileURLWithPath: configuration.dataDirectory)
@@ -60,7 +65,7 @@ public final class Agent: Service, Sendable {
         metrics = AgentMetrics(factory: metricsFactory)
         let identity = self.identity
         connector = try Self.connector(for: configuration, identity: identity)
-        transports = configuration.transports.map { choice -> any Transport in
+        self.transports = transports ?? configuration.transports.map { choice -> any Transport in
             switch choice {
             case .loopback:
                 // An in-process network of its own: the seam every transport plugs into, and

@@ -1,0 +1,94 @@
+import ArcusAgent
+import ArcusCRDT
+import ArcusLoopback
+import ArcusMesh
+import Foundation
+import Logging
+import Prometheus
+import ServiceLifecycle
+import Testing
+
+/// Two `Agent`s in this process whose transports share one loopback network: what the agent does
+/// with a transport's links (handshake, multiplexer, sync, presence, metrics) is what the LAN
+/// transport will get.
+@Suite("Agent: links from its transports")
+struct AgentTransportTests {
+    final class Member: Sendable {
+        let agent: Agent
+        let registry = PrometheusCollectorRegistry()
+        let directory: String
+
+        init(_ name: String, network: LoopbackNetwork, secretFile: String, subscribe: [String] = []) throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-agent-\(name)-\(UUID().uuidString)").path
+            let configuration = AgentConfiguration(dataDirectory: directory, name: name, subscriptions: subscribe, meshSecretFile: secretFile)
+            var logger = Logger(label: "test.\(name)")
+            logger.logLevel = .critical
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            // The agent's own identity, made first so that its transport can advertise its peer id.
+            let identity = try PeerIdentity.load(orCreateAt: URL(fileURLWithPath: directory).appendingPathComponent("identity"))
+            agent = try Agent(
+                configuration: configuration, metricsFactory: PrometheusMetricsFactory(registry: registry), logger: logger,
+                transports: [LoopbackTransport(name: name, peer: identity.peerID, on: network)]
+            )
+        }
+
+        func ids(_ collection: String) throws -> [String] {
+            try agent.store.execute("SELECT * FROM \(collection) ORDER BY _id").items.compactMap {
+                if case .object(let document) = $0 { document["_id"]?.stringValue } else { nil }
+            }
+        }
+
+        var metrics: String { registry.emitToString() }
+    }
+
+    static func secretFile() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-secret-\(UUID().uuidString)").path
+        #expect(try SecretFile.create(MeshSecret.random().bytes, at: path))
+        return path
+    }
+
+    @Test("two agents on one network handshake, bind a session, sync a subscription and see each other")
+    func twoAgentsSync() async throws {
+        let network = LoopbackNetwork()
+        let secret = try Self.secretFile()
+        let reader = try Member("reader", network: network, secretFile: secret, subscribe: ["SELECT * FROM cars"])
+        let writer = try Member("writer", network: network, secretFile: secret)
+        defer { for path in [secret, reader.directory, writer.directory] { try? FileManager.default.removeItem(atPath: path) } }
+        _ = try writer.agent.store.execute("INSERT INTO cars DOCUMENTS ({'_id': 'a'}), ({'_id': 'b'})")
+        _ = try writer.agent.store.execute("INSERT INTO trucks DOCUMENTS ({'_id': 't'})")
+
+        let group = ServiceGroup(services: [reader.agent, writer.agent], logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            #expect(await eventually { (try? reader.ids("cars")) == ["a", "b"] }, "the reader never received the cars")
+            #expect(try reader.ids("trucks").isEmpty, "the reader received what it did not subscribe to")
+            #expect(await eventually { reader.agent.presence.graph.peers.keys.contains(writer.agent.identity.peerID) })
+            let metrics = reader.metrics
+            #expect(metrics.contains(#"arcus_handshakes_total{transport="loopback",result="accepted"} 1"#), "\(metrics)")
+            #expect(metrics.contains(#"arcus_links{transport="loopback"} 1"#), "\(metrics)")
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+    }
+
+    @Test("without a mesh credential in common, links are refused and counted, and nothing syncs")
+    func strangersAreRefused() async throws {
+        let network = LoopbackNetwork()
+        let (secretA, secretB) = (try Self.secretFile(), try Self.secretFile())
+        let a = try Member("a", network: network, secretFile: secretA, subscribe: ["SELECT * FROM cars"])
+        let b = try Member("b", network: network, secretFile: secretB, subscribe: ["SELECT * FROM cars"])
+        defer { for path in [secretA, secretB, a.directory, b.directory] { try? FileManager.default.removeItem(atPath: path) } }
+        _ = try b.agent.store.execute("INSERT INTO cars DOCUMENTS ({'_id': 'b'})")
+
+        let group = ServiceGroup(services: [a.agent, b.agent], logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let refused = #"arcus_handshakes_total{transport="loopback",result="refused"} 1"#
+            #expect(await eventually { a.metrics.contains(refused) || b.metrics.contains(refused) }, "\(a.metrics)\n\(b.metrics)")
+            #expect(try a.ids("cars").isEmpty)
+            #expect(a.metrics.contains(#"arcus_links{transport="loopback"} 0"#))
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+    }
+}
