@@ -217,6 +217,14 @@ struct AgentProcessTests {
         }
     }
 
+    @Test("--peer and --listen are checked and kept for the LAN transport, with a warning that nothing uses them yet")
+    func peersKeptForLAN() throws {
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let agent = try RunningAgent.start(data: data, ["--peer", "127.0.0.1:4040", "--peer", "[::1]:4041", "--listen", "127.0.0.1:0"])
+        #expect(agent.stop() == 0)
+        #expect(agent.log.contains("--listen and --peer are for the LAN transport"), "\(agent.log)")
+    }
+
     @Test("the CLI says how to start an agent when none answers")
     func noAgent() throws {
         // A port that was free a moment ago: bind one, note it, close it.

@@ -65,6 +65,7 @@ extension Agent {
             session = try await multiplexer.add(secured.link, as: role == .initiator ? .dialer : .acceptor)
         } catch {
             logger.warning("link refused by the multiplexer", metadata: ["peer": "\(peer.peerID)", "error": "\(error)"])
+            secured.link.close()
             return
         }
         let isNew = syncedPeers.withLock { $0.insert(peer.peerID).inserted }

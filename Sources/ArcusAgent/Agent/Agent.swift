@@ -65,15 +65,20 @@ public final class Agent: Service, Sendable {
         metrics = AgentMetrics(factory: metricsFactory)
         let identity = self.identity
         connector = try Self.connector(for: configuration, identity: identity)
-        self.transports = transports ?? configuration.transports.map { choice -> any Transport in
-            switch choice {
-            case .loopback:
-                // An in-process network of its own: the seam every transport plugs into, and
-                // the one that CI runs. Peers in other processes arrive with the LAN transport.
-                return LoopbackTransport(name: configuration.name, peer: identity.peerID, on: LoopbackNetwork(kind: .loopback))
-            case .lan, .ble, .cloud:
-                preconditionFailure("TransportChoice.parseList admits only available transports")
+        if let transports {
+            self.transports = transports
+        } else {
+            var made: [any Transport] = []
+            for choice in configuration.transports {
+                if let reason = choice.unavailableBecause { throw CommandError("cannot run the \(choice.rawValue) transport: \(reason)", exitStatus: 2) }
+                // An in-process network of its own: the seam every transport plugs into, and the
+                // one CI runs. Peers in other processes arrive with the LAN transport.
+                made.append(LoopbackTransport(name: configuration.name, peer: identity.peerID, on: LoopbackNetwork(kind: .loopback)))
             }
+            self.transports = made
+        }
+        if !configuration.transports.contains(.lan) && (configuration.listen != nil || !configuration.peers.isEmpty) {
+            logger.warning("--listen and --peer are for the LAN transport, which this agent does not run: they are kept, not used")
         }
         for text in configuration.subscriptions {
             _ = try subscribe(text)
