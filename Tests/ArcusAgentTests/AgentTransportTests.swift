@@ -47,6 +47,11 @@ struct AgentTransportTests {
         return path
     }
 
+    /// The value of one series in Prometheus text.
+    static func value(of series: String, in text: String) -> Double? {
+        text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.dropFirst(series.count + 1)) }
+    }
+
     @Test("two agents on one network handshake, bind a session, sync a subscription and see each other")
     func twoAgentsSync() async throws {
         let network = LoopbackNetwork()
@@ -66,6 +71,10 @@ struct AgentTransportTests {
             let metrics = reader.metrics
             #expect(metrics.contains(#"arcus_handshakes_total{transport="loopback",result="accepted"} 1"#), "\(metrics)")
             #expect(metrics.contains(#"arcus_links{transport="loopback"} 1"#), "\(metrics)")
+            for direction in ["sent", "received"] {
+                let bytes = Self.value(of: #"arcus_link_bytes_total{transport="loopback",direction=""# + direction + #""}"#, in: metrics)
+                #expect((bytes ?? 0) > 0, "\(direction): \(metrics)")
+            }
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
         }

@@ -39,8 +39,11 @@ extension Agent {
 
     /// Secures `link` with the mesh credential, binds it to the peer's mesh session, and starts
     /// a sync session over that mesh session the first time the peer is seen.
-    func admit(_ link: any Link, as role: HandshakeRole, from endpoint: TransportEndpoint) async {
-        let kind = link.kind
+    func admit(_ transportLink: any Link, as role: HandshakeRole, from endpoint: TransportEndpoint) async {
+        let kind = transportLink.kind
+        let link = CountedLink(
+            transportLink, sent: metrics.linkBytes(kind, direction: "sent"), received: metrics.linkBytes(kind, direction: "received")
+        )
         guard let connector else {
             logger.warning(
                 "refused a link: no mesh credential is configured (set mesh_secret_file in --config)",
