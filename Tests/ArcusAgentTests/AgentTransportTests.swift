@@ -62,7 +62,10 @@ struct AgentTransportTests {
         _ = try writer.agent.store.execute("INSERT INTO cars DOCUMENTS ({'_id': 'a'}), ({'_id': 'b'})")
         _ = try writer.agent.store.execute("INSERT INTO trucks DOCUMENTS ({'_id': 't'})")
 
-        let group = ServiceGroup(services: [reader.agent, writer.agent], logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let (addresses, address) = AsyncStream.makeStream(of: String.self)
+        let api = AgentHTTPAPI.application(for: reader.agent, registry: reader.registry, logger: quiet) { address.yield($0) }
+        let group = ServiceGroup(services: [api, reader.agent, writer.agent], logger: quiet)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             #expect(await eventually { (try? reader.ids("cars")) == ["a", "b"] }, "the reader never received the cars")
@@ -75,6 +78,30 @@ struct AgentTransportTests {
                 let bytes = Self.value(of: #"arcus_link_bytes_total{transport="loopback",direction=""# + direction + #""}"#, in: metrics)
                 #expect((bytes ?? 0) > 0, "\(direction): \(metrics)")
             }
+
+            // The presence graph through the API and `arcus peers`: the writer, one hop away, over loopback.
+            var iterator = addresses.makeAsyncIterator()
+            let url = try #require(await iterator.next())
+            let (readerID, writerID) = (reader.agent.identity.peerID.description, writer.agent.identity.peerID.description)
+            #expect(await eventually {
+                let graph = reader.agent.presence.graph
+                return graph.peers[writer.agent.identity.peerID]?.name == "writer" && !graph.links.isEmpty
+            }, "the reader's presence graph never held the writer and its link")
+            let table = try ArcusProcess.run(["peers", "--agent", url]).standardOutput
+            #expect(table.contains(writerID) && table.contains("writer") && table.contains("loopback"), "\(table)")
+            let json = try ArcusProcess.run(["peers", "--agent", url, "--json"])
+            guard case .object(let graph)? = try? Value(json: json.standardOutput),
+                  case .array(let peers)? = graph["peers"], case .array(let links)? = graph["links"] else {
+                Issue.record("peers --json printed \(json.standardOutput) \(json.standardError)")
+                await group.triggerGracefulShutdown()
+                return
+            }
+            #expect(peers.contains(["id": .string(writerID), "name": "writer", "self": false, "metadata": [:], "hops": 1, "next_hop": .string(writerID)]), "\(peers)")
+            let ends = Set([readerID, writerID])
+            #expect(links.contains { link in
+                guard case .object(let fields) = link, case .string(let a)? = fields["a"], case .string(let b)? = fields["b"] else { return false }
+                return Set([a, b]) == ends && fields["transport"] == "loopback"
+            }, "\(links)")
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
         }
