@@ -18,7 +18,11 @@ struct AgentTransportTests {
         let registry = PrometheusCollectorRegistry()
         let directory: String
 
-        init(_ name: String, network: LoopbackNetwork, secretFile: String, subscribe: [String] = []) throws {
+        convenience init(_ name: String, network: LoopbackNetwork, secretFile: String, subscribe: [String] = []) throws {
+            try self.init(name, networks: [network], secretFile: secretFile, subscribe: subscribe)
+        }
+
+        init(_ name: String, networks: [LoopbackNetwork], secretFile: String, subscribe: [String] = []) throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-agent-\(name)-\(UUID().uuidString)").path
             let configuration = AgentConfiguration(dataDirectory: directory, name: name, subscriptions: subscribe, meshSecretFile: secretFile)
             var logger = Logger(label: "test.\(name)")
@@ -28,7 +32,7 @@ struct AgentTransportTests {
             let identity = try PeerIdentity.load(orCreateAt: URL(fileURLWithPath: directory).appendingPathComponent("identity"))
             agent = try Agent(
                 configuration: configuration, metricsFactory: PrometheusMetricsFactory(registry: registry), logger: logger,
-                transports: [LoopbackTransport(name: name, peer: identity.peerID, on: network)]
+                transports: networks.map { LoopbackTransport(name: name, peer: identity.peerID, on: $0) }
             )
         }
 
@@ -123,6 +127,34 @@ struct AgentTransportTests {
             #expect(await eventually { a.metrics.contains(refused) || b.metrics.contains(refused) }, "\(a.metrics)\n\(b.metrics)")
             #expect(try a.ids("cars").isEmpty)
             #expect(a.metrics.contains(#"arcus_links{transport="loopback"} 0"#))
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+    }
+
+    @Test("when the preferred transport's link is cut, the session fails over to the other one, counts it, and sync goes on")
+    func failover() async throws {
+        // Two transports between the same two agents: LAN (preferred) and loopback.
+        let (lan, loopback) = (LoopbackNetwork(kind: .lan), LoopbackNetwork(kind: .loopback))
+        let secret = try Self.secretFile()
+        let reader = try Member("reader", networks: [lan, loopback], secretFile: secret, subscribe: ["SELECT * FROM cars"])
+        let writer = try Member("writer", networks: [lan, loopback], secretFile: secret)
+        defer { for path in [secret, reader.directory, writer.directory] { try? FileManager.default.removeItem(atPath: path) } }
+        _ = try writer.agent.store.execute("INSERT INTO cars DOCUMENTS ({'_id': 'before'})")
+
+        let group = ServiceGroup(services: [reader.agent, writer.agent], logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let bothLinks = #"arcus_links{transport="lan"} 1"#, loopbackLink = #"arcus_links{transport="loopback"} 1"#
+            #expect(await eventually { reader.metrics.contains(bothLinks) && reader.metrics.contains(loopbackLink) }, "\(reader.metrics)")
+            #expect(await eventually { (try? reader.ids("cars")) == ["before"] })
+
+            lan.setInRange("reader", "writer", false)
+            let failedOver = #"arcus_failovers_total{transport="loopback"} 1"#
+            #expect(await eventually { reader.metrics.contains(failedOver) || writer.metrics.contains(failedOver) }, "\(reader.metrics)")
+            #expect(await eventually { reader.metrics.contains(#"arcus_links{transport="lan"} 0"#) }, "\(reader.metrics)")
+            _ = try writer.agent.store.execute("INSERT INTO cars DOCUMENTS ({'_id': 'after'})")
+            #expect(await eventually { (try? reader.ids("cars")) == ["after", "before"] }, "nothing synced after the failover")
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
         }
