@@ -2,6 +2,7 @@ import ArcusAgent
 import ArcusCRDT
 import ArcusLoopback
 import ArcusMesh
+import AsyncHTTPClient
 import Foundation
 import Logging
 import Prometheus
@@ -91,6 +92,12 @@ struct AgentTransportTests {
                 let graph = reader.agent.presence.graph
                 return graph.peers[writer.agent.identity.peerID]?.name == "writer" && !graph.links.isEmpty
             }, "the reader's presence graph never held the writer and its link")
+            // GET /metrics brings the sync engine's figures up to date: the reader received the cars.
+            var scrape = HTTPClientRequest(url: url + "/metrics")
+            scrape.method = .GET
+            let scraped = String(buffer: try await HTTPClient.shared.execute(scrape, timeout: .seconds(60)).body.collect(upTo: 1 << 20))
+            #expect((Self.value(of: "arcus_sync_bytes_received_total", in: scraped) ?? 0) > 0, "\(scraped)")
+            #expect(Self.value(of: "arcus_sync_sessions", in: scraped) == 1, "\(scraped)")
             let table = try ArcusProcess.run(["peers", "--agent", url]).standardOutput
             #expect(table.contains(writerID) && table.contains("writer") && table.contains("loopback"), "\(table)")
             let json = try ArcusProcess.run(["peers", "--agent", url, "--json"])

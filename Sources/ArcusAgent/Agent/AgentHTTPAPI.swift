@@ -74,7 +74,7 @@ public enum AgentHTTPAPI {
             JSONResponse.make(PeersDocument(graph: agent.presence.graph, local: agent.identity.peerID).json.jsonString)
         }
         router.get("/metrics") { _, _ -> Response in
-            agent.metrics.refresh(from: agent.engine)
+            await agent.metrics.refresh(from: agent.engine)
             return Response(
                 status: .ok,
                 headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],

@@ -55,22 +55,36 @@ final class AgentMetrics: Sendable {
         Counter(label: "arcus_failovers_total", dimensions: [("transport", kind.rawValue)], factory: factory)
     }
 
-    /// Brings the engine's figures up to date. The sync lag is how long the running sessions
-    /// have gone without a frame from any peer, as seen between scrapes (0 with no session).
-    func refresh(from engine: SyncEngine) {
-        let now = engine.statistics
-        let sessions = engine.sessions.count
+    /// Brings the engine's figures up to date: those of ended sessions (the engine's totals)
+    /// plus those of running ones. The sync lag is how long the running sessions have gone
+    /// without a frame from any peer, as seen between scrapes (0 with no session).
+    ///
+    /// A session that ends between the two readings may be counted twice or not at all for a
+    /// moment; the counters keep the highest figure seen, so they never count it twice.
+    func refresh(from engine: SyncEngine) async {
+        let sessions = engine.sessions
+        var now = engine.statistics
+        for session in sessions {
+            let running = await session.statistics
+            now.bytesSent += running.bytesSent
+            now.bytesReceived += running.bytesReceived
+            now.framesSent += running.framesSent
+            now.framesReceived += running.framesReceived
+        }
         let (before, lag) = reported.withLock { reported in
             let before = reported.statistics
-            if now.framesReceived != before.framesReceived || sessions == 0 { reported.lastHeard = .now }
-            reported.statistics = now
-            return (before, sessions == 0 ? .zero : ContinuousClock.now - reported.lastHeard)
+            if now.framesReceived > before.framesReceived || sessions.isEmpty { reported.lastHeard = .now }
+            reported.statistics.bytesSent = max(before.bytesSent, now.bytesSent)
+            reported.statistics.bytesReceived = max(before.bytesReceived, now.bytesReceived)
+            reported.statistics.framesSent = max(before.framesSent, now.framesSent)
+            reported.statistics.framesReceived = max(before.framesReceived, now.framesReceived)
+            return (before, sessions.isEmpty ? .zero : ContinuousClock.now - reported.lastHeard)
         }
         syncBytesSent.increment(by: max(0, now.bytesSent - before.bytesSent))
         syncBytesReceived.increment(by: max(0, now.bytesReceived - before.bytesReceived))
         syncFramesSent.increment(by: max(0, now.framesSent - before.framesSent))
         syncFramesReceived.increment(by: max(0, now.framesReceived - before.framesReceived))
-        syncSessions.record(sessions)
+        syncSessions.record(sessions.count)
         syncLag.record(Double(lag.components.seconds) + Double(lag.components.attoseconds) / 1e18)
     }
 }
