@@ -200,7 +200,7 @@ struct AgentProcessTests {
     }
 
     @Test("bad options are refused with what to fix, before anything starts")
-    func badOptions() throws {
+    func badOptions() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let cases: [(arguments: [String], says: String)] = [
             (["--transports", "lan"], "issue 6"),
@@ -209,7 +209,7 @@ struct AgentProcessTests {
             (["--peer", "10.0.0.7"], "the port is missing"),
             (["--peer", "10.0.0.7:99999"], "0 to 65535"),
             (["--http", "localhost"], "--http"),
-            (["--subscribe", "SELECT * FRM cars"], "line 1"),
+            (["--subscribe", "SELECT * FROM good", "--subscribe", "SELECT * FRM cars"], "line 1"),
             (["--config", "/nonexistent/arcus.json"], "cannot read the configuration file"),
         ]
         for bad in cases {
@@ -218,6 +218,11 @@ struct AgentProcessTests {
             #expect(outcome.standardError.contains(bad.says), "\(bad.arguments): \(outcome.standardError)")
             #expect(outcome.standardOutput.isEmpty)
         }
+        // The good subscription before the bad one was not kept either.
+        let agent = try RunningAgent.start(data: data)
+        defer { agent.stop() }
+        let listed = try await agent.request(.GET, "/v1/subscriptions")
+        #expect(listed.json == ["subscriptions": []], "\(listed.body)")
     }
 
     @Test("--peer and --listen are checked and kept for the LAN transport, with a warning that nothing uses them yet")

@@ -80,9 +80,11 @@ public final class Agent: Service, Sendable {
         if !configuration.transports.contains(.lan) && (configuration.listen != nil || !configuration.peers.isEmpty) {
             logger.warning("--listen and --peer are for the LAN transport, which this agent does not run: they are kept, not used")
         }
-        for text in configuration.subscriptions {
-            _ = try subscribe(text)
-        }
+        // Every subscription is checked before any is written, so that a bad one leaves the
+        // store as it was.
+        var queries: [SubscriptionQuery] = []
+        for text in configuration.subscriptions { queries.append(try Self.query(text, arguments: [:])) }
+        for query in queries { _ = try register(query) }
     }
 
     private static func connector(for configuration: AgentConfiguration, identity: PeerIdentity) throws(CommandError) -> SecureConnector? {
@@ -101,12 +103,24 @@ public final class Agent: Service, Sendable {
 
     /// Registers a sync subscription; the engine persists it, so it outlives the process.
     public func subscribe(_ text: String, arguments: [String: Value] = [:]) throws(CommandError) -> SyncEngine.SubscriptionEntry {
+        try register(try Self.query(text, arguments: arguments))
+    }
+
+    private static func query(_ text: String, arguments: [String: Value]) throws(CommandError) -> SubscriptionQuery {
         do {
-            return try engine.registerSubscriptionEntry(SubscriptionQuery(text, arguments: arguments))
+            return try SubscriptionQuery(text, arguments: arguments)
         } catch let error as DQLError {
             throw CommandError("the subscription is not a valid query: error at \(error.description)", exitStatus: 2)
         } catch {
             throw CommandError("the subscription was refused: \(error)", exitStatus: 2)
+        }
+    }
+
+    private func register(_ query: SubscriptionQuery) throws(CommandError) -> SyncEngine.SubscriptionEntry {
+        do {
+            return try engine.registerSubscriptionEntry(query)
+        } catch {
+            throw CommandError("could not record the subscription \(query): \(error)")
         }
     }
 
