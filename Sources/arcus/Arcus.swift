@@ -10,8 +10,8 @@ struct Arcus: AsyncParsableCommand {
             `arcus exec --data ./data "SELECT * FROM cars"`. `arcus demo --peers 16 --topology random --drops` \
             runs a whole mesh on this machine and shows it converge. `arcus bench trace FILE` replays a \
             workload trace through sync sessions; `arcus bench store` measures the store against plain \
-            SQLite. Run `arcus help <command>` for any command's options.
+            SQLite. `arcus agent --data ./data` runs the agent and its local HTTP API. Run `arcus help <command>` for any command's options.
             """,
-        subcommands: [Exec.self, Demo.self, Bench.self, Mesh.self]
+        subcommands: [AgentCommand.self, Exec.self, Observe.self, Subscribe.self, Peers.self, Demo.self, Bench.self, Mesh.self]
     )
 }

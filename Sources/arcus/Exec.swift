@@ -1,24 +1,25 @@
 import ArcusAgent
 import ArgumentParser
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-struct Exec: ParsableCommand {
+struct Exec: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run one DQL statement and print {\"items\": […], \"mutatedDocumentIDs\": […]}.",
         discussion: """
             Examples:
               arcus exec --data ./data "INSERT INTO cars DOCUMENTS ({'_id': 'a', 'color': 'blue'})"
               arcus exec --data ./data "SELECT * FROM cars WHERE color = :c" --args '{"c": "blue"}'
-            An error in the statement is printed on standard error with its line and column, and the \\
-            exit status is 2.
+              arcus exec --agent http://127.0.0.1:4747 "SELECT * FROM cars"
+            With --data the statement runs on the store in that directory (which no agent may hold); \\
+            with --agent it runs in that agent. An error in the statement is printed on standard \\
+            error with its line and column, and the exit status is 2.
             """
     )
 
     @Option(help: "The data directory of the store (created if needed).")
-    var data: String
+    var data: String?
+
+    @Option(help: "The URL of a running agent (its ready line gives it), instead of --data.")
+    var agent: String?
 
     @Argument(help: "The DQL statement.")
     var statement: String
@@ -26,9 +27,20 @@ struct Exec: ParsableCommand {
     @Option(help: "Arguments for :name placeholders, as a JSON object.")
     var args: String?
 
-    func run() throws {
+    func validate() throws {
+        if (data == nil) == (agent == nil) {
+            throw ValidationError("give either --data DIR (a store on disk) or --agent URL (a running agent)")
+        }
+    }
+
+    func run() async throws {
         do {
-            print(try LocalExecution.run(data: data, statement: statement, arguments: args))
+            if let agent {
+                let client = try AgentClient(url: agent)
+                print(try await client.execute(statement, arguments: try CommandArguments.parse(args)))
+            } else if let data {
+                print(try LocalExecution.run(data: data, statement: statement, arguments: args))
+            }
         } catch let error as CommandError {
             Terminal.writeError(error.message + "\n")
             throw ExitCode(error.exitStatus)

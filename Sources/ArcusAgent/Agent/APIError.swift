@@ -1,0 +1,49 @@
+import ArcusCRDT
+import Hummingbird
+import NIOCore
+
+/// An error the HTTP API answers with: a 4xx (or, for the agent's own failures, 5xx) status and
+/// `{"error": "…"}`, a message a person can act on.
+struct APIError: Error {
+    let status: HTTPResponse.Status
+    let message: String
+
+    init(_ status: HTTPResponse.Status, _ message: String) {
+        self.status = status
+        self.message = message
+    }
+
+    var response: Response {
+        JSONResponse.make(Value.object(["error": .string(message)]).jsonString, status: status)
+    }
+}
+
+enum JSONResponse {
+    static func make(_ json: String, status: HTTPResponse.Status = .ok) -> Response {
+        Response(
+            status: status,
+            headers: [.contentType: "application/json; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: json + "\n"))
+        )
+    }
+}
+
+/// Turns every error a route throws, and the router's own (no such route, wrong method), into
+/// a JSON error response, so that clients read one shape whatever went wrong.
+struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            return error.response
+        } catch let error as HTTPError {
+            let message = error.status == .notFound
+                ? "no route \(request.method) \(request.uri.path); the routes are listed in Docs/Agent.md"
+                : (error.body ?? error.status.reasonPhrase)
+            return APIError(error.status, message).response
+        } catch {
+            context.logger.error("request failed", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
+            return APIError(.internalServerError, "the agent failed to answer: \(error)").response
+        }
+    }
+}

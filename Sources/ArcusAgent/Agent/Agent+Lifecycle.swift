@@ -1,0 +1,29 @@
+import Foundation
+import Logging
+import Prometheus
+import ServiceLifecycle
+
+extension Agent {
+    /// `arcus agent`: opens the agent, serves its API, prints the ready line on standard output,
+    /// and runs until SIGTERM or SIGINT, then stops every part and returns. Logs go to `logger`
+    /// (standard error, for the command), never to standard output, which scripts read.
+    public static func runUntilSignalled(_ configuration: AgentConfiguration, logger: Logger) async throws {
+        let registry = PrometheusCollectorRegistry()
+        let agent = try Agent(configuration: configuration, metricsFactory: PrometheusMetricsFactory(registry: registry), logger: logger)
+        let http = AgentHTTPAPI.application(for: agent, registry: registry, logger: logger) { url in
+            let line = agent.readyLine(http: url)
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            logger.info("ready", metadata: ["http": "\(url)", "peer": "\(agent.identity.peerID)"])
+        }
+        // Shut down in reverse order: the agent first (ending the observe streams, so that the
+        // server is not left waiting on them), then the HTTP server.
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: http), .init(service: agent)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        try await group.run()
+    }
+}

@@ -1,0 +1,113 @@
+import ArcusMesh
+import ArcusSync
+import Logging
+
+extension Agent {
+    /// Starts `transport` and serves its events until it stops: accepted links are secured and
+    /// handed to the multiplexer; peers that appear with an advertised id are dialled by the side
+    /// whose id is lower (so that two agents do not both dial; the multiplexer copes if they do).
+    func runTransport(_ transport: any Transport) async {
+        let kind = transport.kind
+        do {
+            try await transport.start()
+            logger.info("transport started", metadata: ["transport": "\(kind.rawValue)", "endpoint": "\(transport.localEndpoint)"])
+        } catch {
+            logger.error("transport did not start", metadata: ["transport": "\(kind.rawValue)", "error": "\(error)"])
+            return
+        }
+        await withDiscardingTaskGroup { group in
+            for await event in transport.events {
+                switch event {
+                case .linkAccepted(let link, let endpoint):
+                    group.addTask { await self.admit(link, as: .responder, from: endpoint) }
+                case .peerAppeared(let endpoint):
+                    guard let peer = endpoint.peer, identity.peerID < peer else { continue }
+                    group.addTask {
+                        do {
+                            let link = try await transport.open(to: endpoint)
+                            await self.admit(link, as: .initiator, from: endpoint)
+                        } catch {
+                            self.logger.notice("could not dial", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
+                        }
+                    }
+                case .peerLost(let endpoint):
+                    logger.debug("peer lost", metadata: ["endpoint": "\(endpoint)"])
+                }
+            }
+        }
+    }
+
+    /// Secures `link` with the mesh credential, binds it to the peer's mesh session, and starts
+    /// a sync session over that mesh session the first time the peer is seen.
+    func admit(_ transportLink: any Link, as role: HandshakeRole, from endpoint: TransportEndpoint) async {
+        let kind = transportLink.kind
+        let link = CountedLink(
+            transportLink, sent: metrics.linkBytes(kind, direction: "sent"), received: metrics.linkBytes(kind, direction: "received")
+        )
+        guard let connector else {
+            logger.warning(
+                "refused a link: no mesh credential is configured (set mesh_secret_file in --config)",
+                metadata: ["endpoint": "\(endpoint)"]
+            )
+            link.close()
+            return
+        }
+        let secured: SecureConnector.SecuredLink
+        do {
+            secured = try await connector.secure(link, as: role, peer: role == .initiator ? endpoint.peer : nil, for: engine)
+            metrics.handshakes(kind, result: "accepted").increment()
+        } catch {
+            metrics.handshakes(kind, result: "refused").increment()
+            logger.warning("handshake failed", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
+            link.close()
+            return
+        }
+        let peer = secured.link.peer
+        let session: PeerSession
+        do {
+            session = try await multiplexer.add(secured.link, as: role == .initiator ? .dialer : .acceptor)
+        } catch {
+            logger.warning("link refused by the multiplexer", metadata: ["peer": "\(peer.peerID)", "error": "\(error)"])
+            secured.link.close()
+            return
+        }
+        let isNew = syncedPeers.withLock { $0.insert(peer.peerID).inserted }
+        if isNew {
+            let sync = connector.connect(session, authenticatedAs: peer, to: engine)
+            Task {
+                await sync.waitUntilEnded()
+                _ = self.syncedPeers.withLock { $0.remove(peer.peerID) }
+            }
+        }
+    }
+
+    /// Follows every mesh session (one watcher each: a session's events have one consumer) to
+    /// count its links by transport and its failovers.
+    func watchSessions() async {
+        var watched: Set<PeerID> = []
+        for await event in multiplexer.events {
+            guard case .linkBound(let peer, _) = event, watched.insert(peer).inserted else { continue }
+            let session = await multiplexer.session(with: peer)
+            Task { await self.watch(session) }
+        }
+    }
+
+    private func watch(_ session: PeerSession) async {
+        var lostActive = false
+        for await event in session.events {
+            switch event {
+            case .linkAdded(let status):
+                metrics.links(status.kind).increment(by: 1.0)
+            case .linkRemoved(let status, _):
+                metrics.links(status.kind).decrement(by: 1.0)
+                if status.isActive { lostActive = true }
+            case .activeLinkChanged(let status?):
+                // A failover: the active link died and another took over.
+                if lostActive { metrics.failovers(status.kind).increment() }
+                lostActive = false
+            default:
+                break
+            }
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import ArcusCRDT
+import ArcusLoopback
+import ArcusMesh
+import ArcusStore
+import ArcusSync
+import Foundation
+import Logging
+import Metrics
+import ServiceLifecycle
+import Synchronization
+
+/// One running agent: the store in its data directory, its peer identity, the sync engine, the
+/// multiplexer with its presence tracker, and the transports whose links feed them. As a
+/// `Service` it runs the transports until graceful shutdown, then stops every part in order.
+/// The HTTP API (`AgentHTTPAPI`) is a second service over the same agent.
+///
+/// Opening fails with a `CommandError` that says what to do: another process holds the data
+/// directory, the identity file is unreadable, a subscription does not parse.
+public final class Agent: Service, Sendable {
+    public let configuration: AgentConfiguration
+    public let store: Store
+    public let engine: SyncEngine
+    public let identity: PeerIdentity
+    public let multiplexer: Multiplexer
+    public let presence: PresenceTracker
+    let metrics: AgentMetrics
+    let observations = ObservationStreams()
+    let logger: Logger
+    /// Every transport the agent runs; LAN, Bluetooth and cloud join this list as they are built.
+    let transports: [any Transport]
+    /// Secures links for sync; nil when no mesh credential is configured (links are refused).
+    let connector: SecureConnector?
+    /// Peers whose mesh session already carries a sync session.
+    let syncedPeers = Mutex<Set<PeerID>>([])
+
+    /// - Parameter transports: transports to run instead of those `configuration` names, for a
+    ///   program that embeds the agent or a test that links agents over one loopback network.
+    ///   They must not have been started.
+    public init(
+        configuration: AgentConfiguration, metricsFactory: any MetricsFactory, logger: Logger, transports: [any Transport]? = nil
+    ) throws(CommandError) {
+        self.configuration = configuration
+        self.logger = logger
+        let directory = URL(fileURLWithPath: configuration.dataDirectory)
+        do {
+            store = try Store(directory: directory)
+        } catch {
+            throw CommandError("cannot open the store in \(configuration.dataDirectory): \(error)")
+        }
+        do {
+            identity = try PeerIdentity.load(orCreateAt: directory.appendingPathComponent("identity"))
+        } catch {
+            throw CommandError("cannot use the identity in \(configuration.dataDirectory): \(error)")
+        }
+        var options = SyncEngine.Options()
+        options.name = configuration.name
+        options.log = { [logger] level, message in logger.log(level: Logger.Level(level), "\(message)") }
+        do {
+            engine = try SyncEngine(store: store, options: options)
+            presence = try PresenceTracker(peer: identity.peerID, name: String(configuration.name.utf8.prefix(PresenceReport.Limits.nameBytes)) ?? "agent")
+        } catch {
+            throw CommandError("cannot start the sync engine: \(error)")
+        }
+        multiplexer = Multiplexer(localPeer: identity.peerID, presence: presence)
+        metrics = AgentMetrics(factory: metricsFactory)
+        let identity = self.identity
+        connector = try Self.connector(for: configuration, identity: identity)
+        if let transports {
+            self.transports = transports
+        } else {
+            var made: [any Transport] = []
+            for choice in configuration.transports {
+                if let reason = choice.unavailableBecause { throw CommandError("cannot run the \(choice.rawValue) transport: \(reason)", exitStatus: 2) }
+                // An in-process network of its own: the seam every transport plugs into, and the
+                // one CI runs. Peers in other processes arrive with the LAN transport.
+                made.append(LoopbackTransport(name: configuration.name, peer: identity.peerID, on: LoopbackNetwork(kind: .loopback)))
+            }
+            self.transports = made
+        }
+        if !configuration.transports.contains(.lan) && (configuration.listen != nil || !configuration.peers.isEmpty) {
+            logger.warning("--listen and --peer are for the LAN transport, which this agent does not run: they are kept, not used")
+        }
+        // Every subscription is checked before any is written, so that a bad one leaves the
+        // store as it was.
+        var queries: [SubscriptionQuery] = []
+        for text in configuration.subscriptions { queries.append(try Self.query(text, arguments: [:])) }
+        for query in queries { _ = try register(query) }
+    }
+
+    private static func connector(for configuration: AgentConfiguration, identity: PeerIdentity) throws(CommandError) -> SecureConnector? {
+        guard let path = configuration.meshSecretFile else { return nil }
+        do {
+            guard let bytes = try SecretFile.read(at: path, maximumBytes: MeshSecret.maximumBytes) else {
+                throw CommandError("the mesh secret file \(path) does not exist", exitStatus: 2)
+            }
+            return SecureConnector(identity: identity, credential: .sharedSecret(try MeshSecret(bytes: bytes)))
+        } catch let error as CommandError {
+            throw error
+        } catch {
+            throw CommandError("cannot use the mesh secret file \(path): \(error)", exitStatus: 2)
+        }
+    }
+
+    /// Registers a sync subscription; the engine persists it, so it outlives the process.
+    public func subscribe(_ text: String, arguments: [String: Value] = [:]) throws(CommandError) -> SyncEngine.SubscriptionEntry {
+        try register(try Self.query(text, arguments: arguments))
+    }
+
+    private static func query(_ text: String, arguments: [String: Value]) throws(CommandError) -> SubscriptionQuery {
+        do {
+            return try SubscriptionQuery(text, arguments: arguments)
+        } catch let error as DQLError {
+            throw CommandError("the subscription is not a valid query: error at \(error.description)", exitStatus: 2)
+        } catch {
+            throw CommandError("the subscription was refused: \(error)", exitStatus: 2)
+        }
+    }
+
+    private func register(_ query: SubscriptionQuery) throws(CommandError) -> SyncEngine.SubscriptionEntry {
+        do {
+            return try engine.registerSubscriptionEntry(query)
+        } catch {
+            throw CommandError("could not record the subscription \(query): \(error)")
+        }
+    }
+
+    /// `{"agent": "ready", …}`: the line printed on standard output once the API listens.
+    public func readyLine(http url: String) -> String {
+        Value.object([
+            "agent": "ready", "http": .string(url), "peer": .string(identity.peerID.description),
+            "name": .string(configuration.name), "data": .string(configuration.dataDirectory),
+            "transports": .array(configuration.transports.map { .string($0.rawValue) }),
+        ]).jsonString
+    }
+
+    /// Runs the transports until graceful shutdown (SIGTERM, SIGINT), then closes, in order:
+    /// the observe streams (so that the HTTP server can drain), the transports, the sync
+    /// sessions, the multiplexer.
+    public func run() async throws {
+        await withDiscardingTaskGroup { group in
+            for transport in transports {
+                group.addTask { await self.runTransport(transport) }
+            }
+            group.addTask { await self.watchSessions() }
+            try? await gracefulShutdown()
+            logger.info("stopping")
+            observations.finishAll()
+            for transport in transports { await transport.stop() }
+            engine.stop()
+            await multiplexer.close()
+            group.cancelAll()
+        }
+        logger.info("stopped")
+    }
+}
+
+extension Logger.Level {
+    init(_ level: SyncLogLevel) {
+        switch level {
+        case .info: self = .info
+        case .warning: self = .warning
+        case .error: self = .error
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import ArcusCRDT
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// The CLI's side of the HTTP API: `arcus exec --agent`, `observe`, `subscribe`, `peers`.
+/// Errors are `CommandError`s: the agent's own `{"error": …}` message (exit status 2), or that
+/// no agent answers at the URL and how to start one (exit status 1).
+public struct AgentClient: Sendable {
+    public let baseURL: String
+
+    public init(url: String) throws(CommandError) {
+        var text = url.trimmingCharacters(in: .whitespaces)
+        while text.hasSuffix("/") { text.removeLast() }
+        guard let parsed = URL(string: text), parsed.scheme == "http", parsed.host != nil else {
+            throw CommandError("--agent \(url.debugDescription) is not an http:// URL, such as http://127.0.0.1:4747", exitStatus: 2)
+        }
+        baseURL = text
+    }
+
+    /// Connection failures are reported at once: the pool's default is to retry establishing
+    /// a refused connection until the request's deadline, which for "no agent there" is just a
+    /// long wait before the same answer.
+    private static var configuration: HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .seconds(10)
+        return configuration
+    }
+
+    /// `POST /v1/execute`: the same JSON `arcus exec --data` prints.
+    public func execute(_ statement: String, arguments: [String: Value]) async throws(CommandError) -> String {
+        let body = Value.object(["statement": .string(statement), "args": .object(arguments)]).jsonString
+        return try await send(.POST, "/v1/execute", body: body)
+    }
+
+    /// `POST /v1/subscriptions`: `{"id": …, "query": …}`.
+    public func subscribe(_ query: String, arguments: [String: Value]) async throws(CommandError) -> String {
+        let body = Value.object(["query": .string(query), "args": .object(arguments)]).jsonString
+        return try await send(.POST, "/v1/subscriptions", body: body)
+    }
+
+    /// `GET /v1/peers`: the presence graph, as JSON.
+    public func peers() async throws(CommandError) -> String {
+        try await send(.GET, "/v1/peers", body: nil)
+    }
+
+    /// `GET /v1/observe`: hands each event's JSON to `line` until the agent ends the stream or
+    /// the task is cancelled.
+    public func observe(_ query: String, arguments: [String: Value], line: @Sendable (String) -> Void) async throws(CommandError) {
+        var components = URLComponents(string: baseURL + "/v1/observe")!
+        components.queryItems = [URLQueryItem(name: "q", value: query)]
+        if !arguments.isEmpty { components.queryItems?.append(URLQueryItem(name: "args", value: Value.object(arguments).jsonString)) }
+        // URLComponents leaves "+" alone, which a server reads as a space.
+        let url = components.url!.absoluteString.replacingOccurrences(of: "+", with: "%2B")
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Accept", value: "text/event-stream")
+        do {
+            try await HTTPClient.withHTTPClient(configuration: Self.configuration) { client in
+                let response = try await client.execute(request, timeout: .hours(24 * 365))
+                guard response.status == .ok else {
+                    let body = try await response.body.collect(upTo: 1 << 20)
+                    throw Self.failure(status: response.status, body: String(buffer: body))
+                }
+                var pending = ""
+                for try await buffer in response.body {
+                    pending += String(buffer: buffer)
+                    while let end = pending.range(of: "\n\n") {
+                        let event = pending[..<end.lowerBound]
+                        pending.removeSubrange(..<end.upperBound)
+                        for field in event.split(separator: "\n") where field.hasPrefix("data: ") {
+                            line(String(field.dropFirst(6)))
+                        }
+                    }
+                }
+            }
+        } catch let error as CommandError {
+            throw error
+        } catch is CancellationError {
+            return
+        } catch {
+            if Task.isCancelled { return }
+            throw unreachable(error)
+        }
+    }
+
+    private func send(_ method: HTTPMethod, _ path: String, body: String?) async throws(CommandError) -> String {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = method
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: body))
+        }
+        let (status, text): (HTTPResponseStatus, String)
+        do {
+            (status, text) = try await HTTPClient.withHTTPClient(configuration: Self.configuration) { client in
+                let response = try await client.execute(request, timeout: .seconds(60))
+                return (response.status, String(buffer: try await response.body.collect(upTo: 64 << 20)))
+            }
+        } catch {
+            throw unreachable(error)
+        }
+        guard (200..<300).contains(status.code) else { throw Self.failure(status: status, body: text) }
+        return text.trimmingCharacters(in: .newlines)
+    }
+
+    private func unreachable(_ error: any Error) -> CommandError {
+        CommandError("no agent at \(baseURL) (\(error)): start one with `arcus agent --data DIR`")
+    }
+
+    /// The agent's `{"error": …}` message; a 4xx is the request's fault (exit status 2).
+    private static func failure(status: HTTPResponseStatus, body: String) -> CommandError {
+        var message = body.trimmingCharacters(in: .whitespacesAndNewlines)
+        if case .object(let object)? = try? Value(json: message), case .string(let text)? = object["error"] { message = text }
+        return CommandError(message.isEmpty ? "the agent answered \(status)" : message, exitStatus: (400..<500).contains(status.code) ? 2 : 1)
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+
+/// What `arcus agent` runs with: its options, from the command line over an optional JSON
+/// configuration file (`--config`) whose keys are the options' names:
+///
+///     {"name": "pump-3", "http": "127.0.0.1:4747", "transports": ["loopback"],
+///      "peers": ["10.0.0.7:4040"], "subscribe": ["SELECT * FROM readings"], "mesh_secret_file": "/etc/arcus/secret"}
+public struct AgentConfiguration: Sendable {
+    public var dataDirectory: String
+    public var name: String
+    /// Where the HTTP API listens.
+    public var http: HostAndPort
+    /// Where the LAN transport will listen for peers (kept until that transport exists).
+    public var listen: HostAndPort?
+    public var transports: [TransportChoice]
+    /// Peers to dial directly, for the LAN transport.
+    public var peers: [HostAndPort]
+    /// Subscriptions registered (and so persisted) at start, besides those the store holds.
+    public var subscriptions: [String]
+    /// A file holding the mesh's shared secret; without one (or a certificate) links cannot be
+    /// secured, so the agent accepts none.
+    public var meshSecretFile: String?
+
+    public static let defaultHTTP = HostAndPort(host: "127.0.0.1", port: 4747)
+
+    public init(
+        dataDirectory: String, name: String? = nil, http: HostAndPort = Self.defaultHTTP, listen: HostAndPort? = nil,
+        transports: [TransportChoice] = [.loopback], peers: [HostAndPort] = [], subscriptions: [String] = [], meshSecretFile: String? = nil
+    ) {
+        self.dataDirectory = dataDirectory
+        self.name = name ?? ProcessInfo.processInfo.hostName
+        self.http = http
+        self.listen = listen
+        self.transports = transports
+        self.peers = peers
+        self.subscriptions = subscriptions
+        self.meshSecretFile = meshSecretFile
+    }
+
+    /// The keys a configuration file may have; any other key is an error, so that a misspelt
+    /// option is not silently ignored.
+    private struct File: Decodable {
+        var name: String?
+        var http: String?
+        var listen: String?
+        var transports: [String]?
+        var peers: [String]?
+        var subscribe: [String]?
+        var mesh_secret_file: String?
+    }
+
+    private static let fileKeys: Set<String> = ["name", "http", "listen", "transports", "peers", "subscribe", "mesh_secret_file"]
+
+    /// The command line's options over the file's (a list given on the command line replaces
+    /// the file's list).
+    public static func resolve(
+        dataDirectory: String, configFile: String?, name: String?, http: String?, listen: String?,
+        transports: String?, peers: [String], subscriptions: [String]
+    ) throws(CommandError) -> AgentConfiguration {
+        let file = try configFile.map { path throws(CommandError) in try readFile(path) }
+        let httpText = http ?? file?.http
+        let listenText = listen ?? file?.listen
+        let transportText = transports ?? file?.transports?.joined(separator: ",")
+        let peerTexts = peers.isEmpty ? (file?.peers ?? []) : peers
+        var configuration = AgentConfiguration(
+            dataDirectory: dataDirectory, name: name ?? file?.name,
+            http: try httpText.map { text throws(CommandError) in try HostAndPort(parsing: text, option: "--http") } ?? defaultHTTP,
+            listen: try listenText.map { text throws(CommandError) in try HostAndPort(parsing: text, option: "--listen") },
+            transports: try transportText.map { text throws(CommandError) in try TransportChoice.parseList(text) } ?? [.loopback],
+            subscriptions: (file?.subscribe ?? []) + subscriptions,
+            meshSecretFile: file?.mesh_secret_file
+        )
+        for text in peerTexts { configuration.peers.append(try HostAndPort(parsing: text, option: "--peer")) }
+        return configuration
+    }
+
+    private static func readFile(_ path: String) throws(CommandError) -> File {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw CommandError("cannot read the configuration file \(path): \(error.localizedDescription)", exitStatus: 2)
+        }
+        do {
+            if let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] {
+                let unknown = Set(object.keys).subtracting(fileKeys).sorted()
+                if !unknown.isEmpty {
+                    throw CommandError("the configuration file \(path) has unknown keys \(unknown); the keys are \(fileKeys.sorted())", exitStatus: 2)
+                }
+            }
+            return try JSONDecoder().decode(File.self, from: data)
+        } catch let error as CommandError {
+            throw error
+        } catch {
+            throw CommandError("the configuration file \(path) is not a JSON object of agent options: \(error)", exitStatus: 2)
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import ArcusMesh
+import ArcusSync
+import Metrics
+import Synchronization
+
+/// The agent's figures, as swift-metrics instruments made by the factory the agent is given
+/// (Prometheus, for `GET /metrics`). Names are documented in Docs/Agent.md.
+///
+/// Counters that the sync engine already keeps (bytes, frames) are brought up to date just
+/// before each scrape (`refresh(from:)`): the engine's totals only grow, so the counters are
+/// incremented by what they grew since the last scrape.
+final class AgentMetrics: Sendable {
+    private let factory: any MetricsFactory
+    private let syncBytesSent, syncBytesReceived, syncFramesSent, syncFramesReceived: Counter
+    private let syncSessions: Gauge
+    private let syncLag: Gauge
+    /// The engine's totals at the last scrape, and when frames last arrived.
+    private let reported = Mutex((statistics: SyncStatistics(), lastHeard: ContinuousClock.now))
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+        syncBytesSent = Counter(label: "arcus_sync_bytes_sent_total", dimensions: [], factory: factory)
+        syncBytesReceived = Counter(label: "arcus_sync_bytes_received_total", dimensions: [], factory: factory)
+        syncFramesSent = Counter(label: "arcus_sync_frames_sent_total", dimensions: [], factory: factory)
+        syncFramesReceived = Counter(label: "arcus_sync_frames_received_total", dimensions: [], factory: factory)
+        syncSessions = Gauge(label: "arcus_sync_sessions", dimensions: [], factory: factory)
+        syncLag = Gauge(label: "arcus_sync_lag_seconds", dimensions: [], factory: factory)
+        // Every per-transport series exists from the start, at zero, so that dashboards and
+        // alerts see a real series before the first link.
+        for kind in LinkKind.allCases {
+            links(kind).set(0)
+            linkBytes(kind, direction: "sent").increment(by: 0)
+            linkBytes(kind, direction: "received").increment(by: 0)
+            for result in ["accepted", "refused"] { handshakes(kind, result: result).increment(by: 0) }
+            failovers(kind).increment(by: 0)
+        }
+        syncLag.record(0)
+    }
+
+    /// Links the mesh sessions hold now, by transport.
+    func links(_ kind: LinkKind) -> Meter {
+        Meter(label: "arcus_links", dimensions: [("transport", kind.rawValue)], factory: factory)
+    }
+
+    func linkBytes(_ kind: LinkKind, direction: String) -> Counter {
+        Counter(label: "arcus_link_bytes_total", dimensions: [("transport", kind.rawValue), ("direction", direction)], factory: factory)
+    }
+
+    func handshakes(_ kind: LinkKind, result: String) -> Counter {
+        Counter(label: "arcus_handshakes_total", dimensions: [("transport", kind.rawValue), ("result", result)], factory: factory)
+    }
+
+    /// A session's active link died and another took over; labelled by the transport taking over.
+    func failovers(_ kind: LinkKind) -> Counter {
+        Counter(label: "arcus_failovers_total", dimensions: [("transport", kind.rawValue)], factory: factory)
+    }
+
+    /// Brings the engine's figures up to date: those of ended sessions (the engine's totals)
+    /// plus those of running ones. The sync lag is how long the running sessions have gone
+    /// without a frame from any peer, as seen between scrapes (0 with no session).
+    ///
+    /// A session that ends between the two readings may be counted twice or not at all for a
+    /// moment; the counters keep the highest figure seen, so they never count it twice.
+    func refresh(from engine: SyncEngine) async {
+        let sessions = engine.sessions
+        var now = engine.statistics
+        for session in sessions {
+            let running = await session.statistics
+            now.bytesSent += running.bytesSent
+            now.bytesReceived += running.bytesReceived
+            now.framesSent += running.framesSent
+            now.framesReceived += running.framesReceived
+        }
+        let (before, lag) = reported.withLock { reported in
+            let before = reported.statistics
+            if now.framesReceived > before.framesReceived || sessions.isEmpty { reported.lastHeard = .now }
+            reported.statistics.bytesSent = max(before.bytesSent, now.bytesSent)
+            reported.statistics.bytesReceived = max(before.bytesReceived, now.bytesReceived)
+            reported.statistics.framesSent = max(before.framesSent, now.framesSent)
+            reported.statistics.framesReceived = max(before.framesReceived, now.framesReceived)
+            return (before, sessions.isEmpty ? .zero : ContinuousClock.now - reported.lastHeard)
+        }
+        syncBytesSent.increment(by: max(0, now.bytesSent - before.bytesSent))
+        syncBytesReceived.increment(by: max(0, now.bytesReceived - before.bytesReceived))
+        syncFramesSent.increment(by: max(0, now.framesSent - before.framesSent))
+        syncFramesReceived.increment(by: max(0, now.framesReceived - before.framesReceived))
+        syncSessions.record(sessions.count)
+        syncLag.record(Double(lag.components.seconds) + Double(lag.components.attoseconds) / 1e18)
+    }
+}

@@ -1,0 +1,58 @@
+import ArcusAgent
+import ArgumentParser
+
+struct AgentCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "agent",
+        abstract: "Run the agent: the store, sync, the mesh and the local HTTP API, until SIGTERM or SIGINT.",
+        discussion: """
+            Once the API listens, one JSON line goes to standard output:
+              {"agent": "ready", "http": "http://127.0.0.1:4747", "peer": "…", …}
+            Logs go to standard error. Examples:
+              arcus agent --data ./data
+              arcus agent --data ./data --http 127.0.0.1:0 --subscribe "SELECT * FROM cars"
+            The API is described in Docs/Agent.md; `arcus exec --agent URL`, `arcus observe`, \\
+            `arcus subscribe` and `arcus peers` talk to it.
+            """
+    )
+
+    @Option(help: "The data directory of the store (created if needed). One agent per directory.")
+    var data: String
+
+    @Option(help: "A JSON file of agent options (keys: name, http, listen, transports, peers, subscribe, mesh_secret_file).")
+    var config: String?
+
+    @Option(help: "The name this peer shows in the presence graph (default: the host name).")
+    var name: String?
+
+    @Option(help: "Where the LAN transport listens for peers, HOST:PORT (used once the LAN transport is in).")
+    var listen: String?
+
+    @Option(help: "Where the HTTP API listens, HOST:PORT (default 127.0.0.1:4747; port 0 picks a free one).")
+    var http: String?
+
+    @Option(help: "The transports to run, comma-separated, from lan, ble, cloud, loopback (default: loopback).")
+    var transports: String?
+
+    @Option(help: "A peer to dial directly, HOST:PORT (repeatable; for the LAN transport).")
+    var peer: [String] = []
+
+    @Option(help: "A sync subscription to register and keep (repeatable), such as \"SELECT * FROM cars\".")
+    var subscribe: [String] = []
+
+    @Option(help: "The log level: trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    func run() async throws {
+        do {
+            let configuration = try AgentConfiguration.resolve(
+                dataDirectory: data, configFile: config, name: name, http: http, listen: listen,
+                transports: transports, peers: peer, subscriptions: subscribe
+            )
+            try await Agent.runUntilSignalled(configuration, logger: try AgentLogging.standardError(level: logLevel))
+        } catch let error as CommandError {
+            Terminal.writeError("error: " + error.message + "\n")
+            throw ExitCode(error.exitStatus)
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import ArcusCRDT
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Testing
+
+/// An `arcus agent` process on a data directory of its own, with its API on a free port of
+/// 127.0.0.1, found through the ready line it prints. Stop it with `stop()` (SIGTERM).
+final class RunningAgent: @unchecked Sendable {
+    // @unchecked: the process and the files are only touched by the test that owns this value.
+    let process: Process
+    let url: String
+    let peer: String
+    let standardError: URL
+
+    /// Generous: the agent is ready in well under a second, even on a loaded 2-core machine.
+    static let patience: TimeInterval = 60
+
+    static func start(data: String, _ extra: [String] = []) throws -> RunningAgent {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-agent-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        let out = scratch.appendingPathComponent("out"), err = scratch.appendingPathComponent("err")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        let process = Process()
+        process.executableURL = try ArcusProcess.executable()
+        process.arguments = ["agent", "--data", data, "--http", "127.0.0.1:0", "--name", "test-agent"] + extra
+        process.standardOutput = try FileHandle(forWritingTo: out)
+        process.standardError = try FileHandle(forWritingTo: err)
+        try process.run()
+        let deadline = Date().addingTimeInterval(patience)
+        while Date() < deadline {
+            let text = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first,
+               case .object(let ready) = try Value(json: String(line)),
+               case .string(let url)? = ready["http"], case .string(let peer)? = ready["peer"] {
+                #expect(ready["agent"] == "ready")
+                return RunningAgent(process: process, url: url, peer: peer, standardError: err)
+            }
+            if !process.isRunning {
+                let error = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
+                throw ArcusProcess.ProcessError("the agent exited with status \(process.terminationStatus) before it was ready: \(error)")
+            }
+            usleep(20_000)
+        }
+        process.terminate()
+        throw ArcusProcess.ProcessError("the agent printed no ready line within \(patience) s")
+    }
+
+    private init(process: Process, url: String, peer: String, standardError: URL) {
+        self.process = process
+        self.url = url
+        self.peer = peer
+        self.standardError = standardError
+    }
+
+    var log: String { (try? String(contentsOf: standardError, encoding: .utf8)) ?? "" }
+
+    /// Sends SIGTERM and waits for the process to end; returns its exit status (nil if it did
+    /// not end in time, after which it is killed).
+    @discardableResult
+    func stop(signal: Int32 = SIGTERM) -> Int32? {
+        guard process.isRunning else { return process.terminationStatus }
+        kill(process.processIdentifier, signal)
+        return waitForExit()
+    }
+
+    func waitForExit() -> Int32? {
+        let deadline = Date().addingTimeInterval(Self.patience)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return nil
+        }
+        process.waitUntilExit()
+        return process.terminationReason == .exit ? process.terminationStatus : -process.terminationStatus
+    }
+
+    struct Reply {
+        var status: Int
+        var body: String
+        var json: Value? { try? Value(json: body) }
+        var error: String? { if case .object(let object)? = json, case .string(let text)? = object["error"] { return text } else { return nil } }
+    }
+
+    /// One request to the API.
+    func request(_ method: HTTPMethod, _ path: String, body: String? = nil) async throws -> Reply {
+        var request = HTTPClientRequest(url: url + path)
+        request.method = method
+        if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+        return Reply(status: Int(response.status.code), body: String(buffer: try await response.body.collect(upTo: 64 << 20)))
+    }
+
+    func execute(_ statement: String) async throws -> Reply {
+        try await request(.POST, "/v1/execute", body: Value.object(["statement": .string(statement)]).jsonString)
+    }
+}
