@@ -31,6 +31,13 @@ struct DQLRobustnessTests {
         }
     }
 
+    @Test("a sign before a signed or bracketed number folds into the literal, so it prints and reads back the same",
+          arguments: ["- + 1", "-(1)", "- -1", "- (2.5)", "- - -9223372036854775808", "-(-9223372036854775808)"])
+    func signsFold(expression: String) throws {
+        let printed = try DQLParser.parse("UPDATE c SET a = \(expression)").description
+        #expect(try DQLParser.parse(printed).description == printed, "\(expression) printed as \(printed)")
+    }
+
     @Test("a chain of 100,000 operators is refused by height, without recursion")
     func longChains() {
         let sum = "SELECT * FROM c WHERE a = " + Array(repeating: "1", count: 100_000).joined(separator: " + ")

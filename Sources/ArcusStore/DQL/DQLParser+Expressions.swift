@@ -194,7 +194,13 @@ extension DQLParserState {
         try nest()
         defer { depth -= 1 }
         let operand = try unary()
-        return try node(.unary(.negate, operand.expr), [operand], at: position)
+        // A number reached through another sign or parentheses (`- +5`, `-(5)`) folds too, so that
+        // the negation prints as the literal it is and reads back the same.
+        switch operand.expr {
+        case .literal(.int(let value)) where value != .min: return DQLParsed(expr: .literal(.int(-value)), height: 0)
+        case .literal(.double(let value)): return DQLParsed(expr: .literal(.double(-value)), height: 0)
+        default: return try node(.unary(.negate, operand.expr), [operand], at: position)
+        }
     }
 
     private static func tooLarge(_ magnitude: UInt64, _ token: DQLToken) -> DQLError {
