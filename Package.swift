@@ -80,7 +80,7 @@ let package = Package(
         .target(
             name: "ArcusAgent",
             dependencies: [
-                "ArcusCRDT", "ArcusCodec", "ArcusStore", "ArcusSync", "ArcusMesh", "ArcusLoopback",
+                "ArcusCRDT", "ArcusCodec", "ArcusStore", "ArcusSync", "ArcusMesh", "ArcusLoopback", "ArcusLAN",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -203,7 +203,7 @@ struct AgentProcessTests {
     func badOptions() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let cases: [(arguments: [String], says: String)] = [
-            (["--transports", "lan"], "issue 6"),
+            (["--transports", "cloud"], "cloud relay"),
             (["--transports", "loopback,radio"], "unknown transport \"radio\""),
             (["--transports", "ble"], "Bluetooth"),
             (["--peer", "10.0.0.7"], "the port is missing"),

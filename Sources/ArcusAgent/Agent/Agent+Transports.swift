@@ -5,7 +5,8 @@ import Logging
 extension Agent {
     /// Starts `transport` and serves its events until it stops: accepted links are secured and
     /// handed to the multiplexer; peers that appear with an advertised id are dialled by the side
-    /// whose id is lower (so that two agents do not both dial; the multiplexer copes if they do).
+    /// whose id is lower (so that two agents do not both dial; the multiplexer copes if they do),
+    /// and static peers, whose id is unknown until the handshake, are dialled.
     func runTransport(_ transport: any Transport) async {
         let kind = transport.kind
         do {
@@ -21,7 +22,8 @@ extension Agent {
                 case .linkAccepted(let link, let endpoint):
                     group.addTask { await self.admit(link, as: .responder, from: endpoint) }
                 case .peerAppeared(let endpoint):
-                    guard let peer = endpoint.peer, identity.peerID < peer else { continue }
+                    // A static peer advertises no id: dial it (if it dials too, the multiplexer keeps one link).
+                    if let peer = endpoint.peer, peer <= identity.peerID { continue }
                     group.addTask {
                         do {
                             let link = try await transport.open(to: endpoint)

@@ -1,4 +1,5 @@
 import ArcusCRDT
+import ArcusLAN
 import ArcusLoopback
 import ArcusMesh
 import ArcusStore
@@ -71,20 +72,39 @@ public final class Agent: Service, Sendable {
             var made: [any Transport] = []
             for choice in configuration.transports {
                 if let reason = choice.unavailableBecause { throw CommandError("cannot run the \(choice.rawValue) transport: \(reason)", exitStatus: 2) }
-                // An in-process network of its own: the seam every transport plugs into, and the
-                // one CI runs. Peers in other processes arrive with the LAN transport.
-                made.append(LoopbackTransport(name: configuration.name, peer: identity.peerID, on: LoopbackNetwork(kind: .loopback)))
+                switch choice {
+                case .lan:
+                    made.append(Self.lanTransport(configuration, identity: identity, credential: connector?.handshake.credential, logger: logger))
+                default:
+                    // An in-process network of its own: the seam every transport plugs into.
+                    made.append(LoopbackTransport(name: configuration.name, peer: identity.peerID, on: LoopbackNetwork(kind: .loopback)))
+                }
             }
             self.transports = made
         }
         if !configuration.transports.contains(.lan) && (configuration.listen != nil || !configuration.peers.isEmpty) {
-            logger.warning("--listen and --peer are for the LAN transport, which this agent does not run: they are kept, not used")
+            logger.warning("--listen and --peer are for the LAN transport, which this agent does not run (add lan to --transports)")
         }
         // Every subscription is checked before any is written, so that a bad one leaves the
         // store as it was.
         var queries: [SubscriptionQuery] = []
         for text in configuration.subscriptions { queries.append(try Self.query(text, arguments: [:])) }
         for query in queries { _ = try register(query) }
+    }
+
+    /// TCP on `--listen` (default: every interface, a port the system picks), finding peers in
+    /// `--peer` and through avahi-daemon (mDNS), advertising the mesh's hash so that only agents of
+    /// the same mesh dial each other.
+    private static func lanTransport(
+        _ configuration: AgentConfiguration, identity: PeerIdentity, credential: MeshCredential?, logger: Logger
+    ) -> LANTransport {
+        let listen = configuration.listen.map { LANAddress(host: $0.host, port: $0.port) } ?? LANAddress(host: "0.0.0.0", port: 0)
+        let statics = StaticPeers(configuration.peers.map { LANAddress(host: $0.host, port: $0.port) })
+        let mdns = AvahiDiscovery(
+            name: configuration.name, meshHash: credential?.meshHash ?? String(repeating: "0", count: 16),
+            warn: { [logger] warning in logger.warning("\(warning)") }
+        )
+        return LANTransport(listeningOn: listen, peer: identity.peerID, discovery: [statics, mdns])
     }
 
     private static func connector(for configuration: AgentConfiguration, identity: PeerIdentity) throws(CommandError) -> SecureConnector? {
