@@ -25,7 +25,7 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(help: "The name this peer shows in the presence graph (default: the host name).")
     var name: String?
 
-    @Option(help: "Where the LAN transport listens for peers, HOST:PORT (used once the LAN transport is in).")
+    @Option(help: "Where the LAN transport listens for peers, HOST:PORT (default 0.0.0.0:0: every interface, a port the system picks, advertised over mDNS).")
     var listen: String?
 
     @Option(help: "Where the HTTP API listens, HOST:PORT (default 127.0.0.1:4747; port 0 picks a free one).")
