@@ -12,10 +12,10 @@ public struct LANAddress: Sendable, Hashable, CustomStringConvertible {
         self.port = port
     }
 
-    /// Reads `host:port`, as written in a config file or on the command line, for a peer to dial:
-    /// the port must be 1 to 65535. Throws a `LANAddressError` that says what is wrong and what
-    /// to write instead.
-    public init(parsing text: String) throws(LANAddressError) {
+    /// Reads `host:port`, as written in a config file or on the command line: for a peer to dial
+    /// the port must be 1 to 65535; an address to listen on (`listening`) may also take 0, any
+    /// free port. Throws a `LANAddressError` that says what is wrong and what to write instead.
+    public init(parsing text: String, listening: Bool = false) throws(LANAddressError) {
         let text = text.trimmingWhitespace
         guard !text.isEmpty else { throw .empty }
         let host: Substring, portText: Substring
@@ -36,7 +36,7 @@ public struct LANAddress: Sendable, Hashable, CustomStringConvertible {
         guard !host.isEmpty else { throw .missingHost(text) }
         guard !host.contains(where: \.isWhitespace) else { throw .spaceInHost(text) }
         guard !portText.isEmpty else { throw .missingPort(text) }
-        guard portText.allSatisfy(\.isASCIIDigit), portText.count <= 5, let port = Int(portText), (1...65_535).contains(port) else {
+        guard portText.allSatisfy(\.isASCIIDigit), portText.count <= 5, let port = Int(portText), ((listening ? 0 : 1)...65_535).contains(port) else {
             throw .invalidPort(text, port: String(portText))
         }
         self.init(host: String(host), port: port)

@@ -7,7 +7,7 @@ public enum LANAddressError: Error, Sendable, Hashable, CustomStringConvertible 
     /// Nothing before the `:`.
     case missingHost(String)
     case spaceInHost(String)
-    /// The port is not a number from 1 to 65535.
+    /// The port is not a number from 1 to 65535 (0 to 65535 for an address to listen on).
     case invalidPort(String, port: String)
     /// An IPv6 address without brackets: its colons cannot be told from the port's.
     case bareIPv6(String)
@@ -20,13 +20,13 @@ public enum LANAddressError: Error, Sendable, Hashable, CustomStringConvertible 
         case .empty:
             return "a peer address is empty: \(example)"
         case .missingPort(let text):
-            return "\"\(text)\" has no port: \(example)"
+            return "\"\(text)\": the port is missing; \(example)"
         case .missingHost(let text):
             return "\"\(text)\" has no host before the port: \(example)"
         case .spaceInHost(let text):
             return "\"\(text)\" has a space in its host: \(example)"
         case .invalidPort(let text, let port):
-            return "\"\(text)\" has the port \"\(port)\", which is not a number from 1 to 65535: \(example)"
+            return "\"\(text)\" has the port \"\(port)\", which is not a number from 1 to 65535 (0 to 65535 for an address to listen on): \(example)"
         case .bareIPv6(let text):
             // Most likely an IPv6 address with the port after its last colon.
             let bracketed = text.lastIndex(of: ":").map { "[\(text[..<$0])]\(text[$0...])" } ?? "[fe80::1]:7400"

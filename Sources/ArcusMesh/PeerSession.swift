@@ -131,7 +131,7 @@ public actor PeerSession {
         tasks.append(Task { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: tick)
-                guard let self else { return }
+                guard let self, !Task.isCancelled else { return }
                 await self.tick()
             }
         })

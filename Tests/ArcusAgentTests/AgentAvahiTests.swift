@@ -12,33 +12,21 @@ struct AgentAvahiTests {
     @Test("three agents find each other through avahi-daemon, and a write through one agent's API reaches the other two")
     func threeAgentsOverLAN() async throws {
         try #require(AvahiDaemonState.runs, "avahi-daemon is not running: start it confined to loopback with `Tools/start-avahi.sh start`")
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-lan-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
         // A mesh of this run only, so that agents left by other runs are never dialled.
-        let secret = scratch.appendingPathComponent("secret")
-        try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: secret)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secret.path)
-        let config = scratch.appendingPathComponent("agent.json")
-        try Data(#"{"mesh_secret_file": "\#(secret.path)"}"#.utf8).write(to: config)
+        let scratch = try MeshScratch("lan")
+        defer { scratch.remove() }
 
         var agents: [RunningAgent] = []
         defer { for agent in agents { _ = agent.stop() } }
         for name in ["a", "b", "c"] {
-            agents.append(try RunningAgent.start(data: scratch.appendingPathComponent(name).path, [
-                "--config", config.path, "--transports", "lan", "--listen", "127.0.0.1:0", "--subscribe", "SELECT * FROM cars",
+            agents.append(try RunningAgent.start(data: scratch.data(name), [
+                "--config", scratch.config.path, "--transports", "lan", "--listen", "127.0.0.1:0", "--subscribe", "SELECT * FROM cars",
             ]))
         }
         let written = try await agents[0].execute("INSERT INTO cars DOCUMENTS ({'_id': 'lan-1', 'make': 'toyota'})")
         #expect(written.status == 200, "\(written.body)")
         for agent in agents.dropFirst() {
-            // Discovery, the handshake and the sync take about a second on loopback; 60 s is the limit.
-            var seen = "", arrived = false
-            for _ in 0..<600 where !arrived {
-                seen = (try? await agent.execute("SELECT * FROM cars").body) ?? ""
-                arrived = seen.contains("lan-1")
-                if !arrived { try await Task.sleep(for: .milliseconds(100)) }
-            }
+            let (arrived, seen) = try await agent.wait(until: "SELECT * FROM cars", contains: "lan-1")
             #expect(arrived, "the write did not reach \(agent.url): \(seen)\n\(agent.log)")
         }
         for agent in agents { #expect(agent.stop() == 0, "\(agent.log)") }

@@ -9,32 +9,21 @@ import Testing
 struct AgentStaticPeerTests {
     @Test("agents given --peer sync over LAN TCP; with no avahi-daemon each warns once, clearly, and goes on")
     func staticPeersWithoutDiscovery() async throws {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-static-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let secret = scratch.appendingPathComponent("secret")
-        try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: secret)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secret.path)
-        let config = scratch.appendingPathComponent("agent.json")
-        try Data(#"{"mesh_secret_file": "\#(secret.path)"}"#.utf8).write(to: config)
+        let scratch = try MeshScratch("static")
+        defer { scratch.remove() }
 
         let port = try freePort()
-        let lan = ["--config", config.path, "--transports", "lan", "--subscribe", "SELECT * FROM cars"]
-        let listener = try RunningAgent.start(data: scratch.appendingPathComponent("b").path, lan + ["--listen", "127.0.0.1:\(port)"])
+        let lan = ["--config", scratch.config.path, "--transports", "lan", "--subscribe", "SELECT * FROM cars"]
+        let listener = try RunningAgent.start(data: scratch.data("b"), lan + ["--listen", "127.0.0.1:\(port)"])
         defer { _ = listener.stop() }
         let dialler = try RunningAgent.start(
-            data: scratch.appendingPathComponent("a").path, lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"]
+            data: scratch.data("a"), lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"]
         )
         defer { _ = dialler.stop() }
 
         let written = try await dialler.execute("INSERT INTO cars DOCUMENTS ({'_id': 'static-1', 'make': 'volvo'})")
         #expect(written.status == 200, "\(written.body)")
-        var seen = "", arrived = false
-        for _ in 0..<600 where !arrived {
-            seen = (try? await listener.execute("SELECT * FROM cars").body) ?? ""
-            arrived = seen.contains("static-1")
-            if !arrived { try await Task.sleep(for: .milliseconds(100)) }
-        }
+        let (arrived, seen) = try await listener.wait(until: "SELECT * FROM cars", contains: "static-1")
         #expect(arrived, "the write did not reach the static peer: \(seen)\n\(dialler.log)\n\(listener.log)")
 
         if !FileManager.default.fileExists(atPath: "/run/avahi-daemon/socket") {

@@ -97,4 +97,17 @@ final class RunningAgent: @unchecked Sendable {
     func execute(_ statement: String) async throws -> Reply {
         try await request(.POST, "/v1/execute", body: Value.object(["statement": .string(statement)]).jsonString)
     }
+
+    /// Runs `statement` every 100 ms until its reply contains `text`, for up to 60 s (discovery,
+    /// the handshake and a sync take about a second on loopback). Returns whether it did, and
+    /// the last reply.
+    func wait(until statement: String, contains text: String) async throws -> (found: Bool, reply: String) {
+        var reply = ""
+        for _ in 0..<600 {
+            reply = (try? await execute(statement).body) ?? ""
+            if reply.contains(text) { return (true, reply) }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return (false, reply)
+    }
 }

@@ -98,8 +98,8 @@ public final class Agent: Service, Sendable {
     private static func lanTransport(
         _ configuration: AgentConfiguration, identity: PeerIdentity, credential: MeshCredential?, logger: Logger
     ) -> LANTransport {
-        let listen = configuration.listen.map { LANAddress(host: $0.host, port: $0.port) } ?? LANAddress(host: "0.0.0.0", port: 0)
-        let statics = StaticPeers(configuration.peers.map { LANAddress(host: $0.host, port: $0.port) })
+        let listen = configuration.listen ?? LANAddress(host: "0.0.0.0", port: 0)
+        let statics = StaticPeers(configuration.peers)
         let mdns = AvahiDiscovery(
             name: configuration.name, meshHash: credential?.meshHash ?? String(repeating: "0", count: 16),
             warn: { [logger] warning in logger.warning("\(warning)") }

@@ -1,3 +1,4 @@
+import ArcusLAN
 import Foundation
 
 /// What `arcus agent` runs with: its options, from the command line over an optional JSON
@@ -9,23 +10,23 @@ public struct AgentConfiguration: Sendable {
     public var dataDirectory: String
     public var name: String
     /// Where the HTTP API listens.
-    public var http: HostAndPort
+    public var http: LANAddress
     /// Where the LAN transport will listen for peers (kept until that transport exists).
-    public var listen: HostAndPort?
+    public var listen: LANAddress?
     public var transports: [TransportChoice]
     /// Peers to dial directly, for the LAN transport.
-    public var peers: [HostAndPort]
+    public var peers: [LANAddress]
     /// Subscriptions registered (and so persisted) at start, besides those the store holds.
     public var subscriptions: [String]
     /// A file holding the mesh's shared secret; without one (or a certificate) links cannot be
     /// secured, so the agent accepts none.
     public var meshSecretFile: String?
 
-    public static let defaultHTTP = HostAndPort(host: "127.0.0.1", port: 4747)
+    public static let defaultHTTP = LANAddress(host: "127.0.0.1", port: 4747)
 
     public init(
-        dataDirectory: String, name: String? = nil, http: HostAndPort = Self.defaultHTTP, listen: HostAndPort? = nil,
-        transports: [TransportChoice] = [.loopback], peers: [HostAndPort] = [], subscriptions: [String] = [], meshSecretFile: String? = nil
+        dataDirectory: String, name: String? = nil, http: LANAddress = Self.defaultHTTP, listen: LANAddress? = nil,
+        transports: [TransportChoice] = [.loopback], peers: [LANAddress] = [], subscriptions: [String] = [], meshSecretFile: String? = nil
     ) {
         self.dataDirectory = dataDirectory
         self.name = name ?? ProcessInfo.processInfo.hostName
@@ -64,13 +65,13 @@ public struct AgentConfiguration: Sendable {
         let peerTexts = peers.isEmpty ? (file?.peers ?? []) : peers
         var configuration = AgentConfiguration(
             dataDirectory: dataDirectory, name: name ?? file?.name,
-            http: try httpText.map { text throws(CommandError) in try HostAndPort(parsing: text, option: "--http") } ?? defaultHTTP,
-            listen: try listenText.map { text throws(CommandError) in try HostAndPort(parsing: text, option: "--listen") },
+            http: try httpText.map { text throws(CommandError) in try LANAddress(parsing: text, option: "--http", listening: true) } ?? defaultHTTP,
+            listen: try listenText.map { text throws(CommandError) in try LANAddress(parsing: text, option: "--listen", listening: true) },
             transports: try transportText.map { text throws(CommandError) in try TransportChoice.parseList(text) } ?? [.loopback],
             subscriptions: (file?.subscribe ?? []) + subscriptions,
             meshSecretFile: file?.mesh_secret_file
         )
-        for text in peerTexts { configuration.peers.append(try HostAndPort(parsing: text, option: "--peer")) }
+        for text in peerTexts { configuration.peers.append(try LANAddress(parsing: text, option: "--peer", listening: false)) }
         return configuration
     }
 

@@ -74,7 +74,7 @@ public struct SecureConnector: Sendable {
 
     /// Runs the handshake on `link` for a sync session of `engine`: resumed when this side dials
     /// (`peer` named) a peer it holds a ticket for, with hints that let both sides leave out the
-    /// sync hellos the other holds (8 bytes) and go on with the codec contexts both hold (8 bytes).
+    /// sync hellos the other holds and go on with the codec contexts both hold (`SyncResumptionHint`).
     public func secure(_ link: any Link, as role: HandshakeRole, peer: PeerID? = nil, for engine: SyncEngine) async throws -> SecuredLink {
         let (hellos, codecs) = (self.hellos, self.codecs)
         var encoder = FrameEncoder()
@@ -84,7 +84,7 @@ public struct SecureConnector: Sendable {
         let secure = try await handshake.secure(link, as: role, peer: peer, hint: { peer in
             let codec = codecs.advertise(for: peer)
             advertised.value.withLock { $0 = codec.pinned }
-            return hellos.hint(for: peer, ownHello: ownHello) + codec.hint
+            return SyncResumptionHint(hello: hellos.tags(for: peer, ownHello: ownHello), codec: codec.tags).bytes
         })
         return SecuredLink(link: secure, advertised: advertised.value.withLock { $0 })
     }
@@ -104,8 +104,8 @@ public struct SecureConnector: Sendable {
             frames, peer: secure.peer, bindings: bindings, hellos: hellos, resumption: secure.resumption
         )
         var continuation = CodecContinuation()
-        if let advertised = secured.advertised, let hints = secure.resumption {
-            continuation = SyncCodecMemory.agreed(advertised, ours: hints.sent.dropFirst(8), theirs: hints.received.dropFirst(8))
+        if let advertised = secured.advertised, let (ours, theirs) = SyncResumptionHint.of(secure.resumption) {
+            continuation = SyncCodecMemory.agreed(advertised, ours: ours.codec, theirs: theirs.codec)
         }
         let session = engine.connect(
             channel, pulling: pulling, permissions: SyncPermissions(secure.peer.permissions), continuing: continuation

@@ -42,28 +42,21 @@ public final class SyncCodecMemory: Sendable {
         }
     }
 
-    /// The part of a resumption hint that says which contexts this side holds for `peer`: the
-    /// encoder's digest, then the decoder's, 4 bytes each (zeros: none); and those contexts.
-    func advertise(for peer: PeerID) -> (hint: [UInt8], pinned: CodecContinuation) {
+    /// The codec tags of a hint for `peer`: the digest of the encoder's context held, then of the
+    /// decoder's (zeros: none); and those contexts, which the link must go on from if agreed.
+    func advertise(for peer: PeerID) -> (tags: SyncResumptionHint.Tags, pinned: CodecContinuation) {
         let held = continuation(for: peer) ?? CodecContinuation()
-        return (Self.bytes(held.encoding?.digest) + Self.bytes(held.decoding?.digest), held)
+        return (SyncResumptionHint.Tags(outgoing: Self.bytes(held.encoding?.digest), incoming: Self.bytes(held.decoding?.digest)), held)
     }
 
-    /// Which of `pinned` this side goes on from, given what it advertised (`ours`) and what the
-    /// peer did (`theirs`), both the codec part of the hints.
-    static func agreed(_ pinned: CodecContinuation, ours: ArraySlice<UInt8>, theirs: ArraySlice<UInt8>) -> CodecContinuation {
-        guard ours.count == 8, theirs.count == 8 else { return CodecContinuation() }
-        let (ourEncoder, ourDecoder) = (ours.prefix(4), ours.suffix(4))
-        let (theirEncoder, theirDecoder) = (theirs.prefix(4), theirs.suffix(4))
-        let none = [UInt8](repeating: 0, count: 4)
-        var agreed = CodecContinuation()
-        if pinned.encoding != nil, !ourEncoder.elementsEqual(none), ourEncoder.elementsEqual(theirDecoder) { agreed.encoding = pinned.encoding }
-        if pinned.decoding != nil, !ourDecoder.elementsEqual(none), ourDecoder.elementsEqual(theirEncoder) { agreed.decoding = pinned.decoding }
-        return agreed
+    /// Which of `pinned` this side goes on from, given both sides' codec tags.
+    static func agreed(_ pinned: CodecContinuation, ours: SyncResumptionHint.Tags, theirs: SyncResumptionHint.Tags) -> CodecContinuation {
+        let agreed = ours.agreement(with: theirs)
+        return CodecContinuation(encoding: agreed.sending ? pinned.encoding : nil, decoding: agreed.receiving ? pinned.decoding : nil)
     }
 
     private static func bytes(_ digest: UInt32?) -> [UInt8] {
-        guard let digest else { return [0, 0, 0, 0] }
+        guard let digest else { return SyncResumptionHint.none }
         return (0..<4).map { UInt8(truncatingIfNeeded: digest >> (8 * $0)) }
     }
 }

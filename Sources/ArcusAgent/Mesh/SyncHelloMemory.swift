@@ -3,8 +3,8 @@ import ArcusMesh
 import Synchronization
 
 /// The sync hello each authenticated peer last sent this agent, so that on a resumed link
-/// neither side need send its hello again. The resumption hints (`MeshHandshake`) carry, from
-/// each side, the checksum of the peer's hello it holds and of its own hello now — a hello
+/// neither side need send its hello again. The resumption hints (`SyncResumptionHint`) carry,
+/// from each side, the checksum of its own hello now and of the peer's hello it holds — a hello
 /// frame's CRC-32C, its last 4 bytes — so both sides know, before the session starts, which
 /// hellos are left out and stand in for them: 36 bytes and two sealed records a session, on the
 /// many short sessions of devices that meet again and again.
@@ -20,14 +20,14 @@ public final class SyncHelloMemory: Sendable {
         hellos.withLock { $0[peer] = frame }
     }
 
-    /// The hint for a link resumed with `peer`, by a side whose hello is `ownHello`: the checksum
-    /// of the peer's hello held here (zeros: none), then of `ownHello`.
-    func hint(for peer: PeerID, ownHello: [UInt8]) -> [UInt8] {
-        (hello(of: peer).map(Self.checksum) ?? Self.none) + Self.checksum(ownHello)
+    /// The hello tags for a link resumed with `peer`, by a side whose hello is `ownHello`: the
+    /// checksum of `ownHello`, and of the peer's hello held here (zeros: none).
+    func tags(for peer: PeerID, ownHello: [UInt8]) -> SyncResumptionHint.Tags {
+        SyncResumptionHint.Tags(outgoing: Self.checksum(ownHello), incoming: hello(of: peer).map(Self.checksum) ?? SyncResumptionHint.none)
     }
 
+    /// A hello frame's tag: its CRC-32C, the frame's last 4 bytes.
     static func checksum(_ frame: [UInt8]) -> [UInt8] { Array(frame.suffix(FrameChecksum.size)) }
-    static let none = [UInt8](repeating: 0, count: FrameChecksum.size)
 }
 
 /// Which hellos a resumed link leaves out, as both ends work it out from the hints.
@@ -37,17 +37,10 @@ struct HelloElision: Sendable {
     /// The checksum of the peer's hello, held here, that the peer will not send.
     var peerHelloHeldHere: [UInt8]?
 
-    static let none = HelloElision()
-
-    init() {}
-
-    init(_ hints: ResumptionHints?) {
-        let size = FrameChecksum.size
-        // The hello part is the hints' first 8 bytes.
-        guard let hints, hints.sent.count >= 2 * size, hints.received.count >= 2 * size else { return }
-        let (heldHere, ownHere) = (Array(hints.sent.prefix(size)), Array(hints.sent[size..<2 * size]))
-        let (heldThere, ownThere) = (Array(hints.received.prefix(size)), Array(hints.received[size..<2 * size]))
-        if heldThere != SyncHelloMemory.none, heldThere == ownHere { ownHelloHeldByPeer = ownHere }
-        if heldHere != SyncHelloMemory.none, heldHere == ownThere { peerHelloHeldHere = heldHere }
+    init(_ resumption: ResumptionHints?) {
+        guard let (ours, theirs) = SyncResumptionHint.of(resumption) else { return }
+        let agreed = ours.hello.agreement(with: theirs.hello)
+        if agreed.sending { ownHelloHeldByPeer = ours.hello.outgoing }
+        if agreed.receiving { peerHelloHeldHere = ours.hello.incoming }
     }
 }
