@@ -11,11 +11,18 @@
 ///
 /// Links are bound by a `Multiplexer` after their hello. A link is any `Link` — a secured one
 /// drops in as it is. Call `close()` when done: the session's tasks hold it until then.
+///
+/// A peer that restarts (a new incarnation) has forgotten both directions. A consumer with state
+/// that spans messages, such as a sync session, talks through `conversation(after:)`: one
+/// `PeerConversation` per life of the peer, whose messages are dropped, not resent, once that
+/// life is over. Simple consumers use `incoming` and `send`, which span the peer's lives. Use one
+/// or the other: both read the same deliveries.
 public actor PeerSession {
     public nonisolated let peer: PeerID
     public nonisolated let localPeer: PeerID
     public nonisolated let configuration: SessionConfiguration
-    /// The peer's messages, whole, once each, in order; finishes when the session closes. One consumer.
+    /// The peer's messages, whole, once each, in order, across its lives; finishes when the
+    /// session closes. One consumer (not together with conversations).
     public nonisolated let incoming: AsyncStream<[UInt8]>
     /// Links added, removed and chosen; `needsLink` when none is left.
     public nonisolated let events: AsyncStream<SessionEvent>
@@ -59,6 +66,9 @@ public actor PeerSession {
     private var ahead: [Int: [UInt8]] = [:]
     /// Grows when the peer restarts, so that messages of its earlier life are not counted in acks.
     private var peerGeneration = 0
+    /// Conversations up to this generation were ended by their consumer.
+    private var endedGeneration = -1
+    private var conversationWaiters: [CheckedContinuation<Void, Never>] = []
     private var consumer: CheckedContinuation<Bool, Never>?
     private var duplicates = 0
 
@@ -70,6 +80,8 @@ public actor PeerSession {
     private struct Outgoing {
         var sequence: Int
         let payload: [UInt8]
+        /// The conversation (peer generation) it belongs to; nil when sent with plain `send`.
+        let generation: Int?
         /// The link that carried it last, whose throughput its ack counts for.
         var link: Int?
     }
@@ -146,16 +158,23 @@ public actor PeerSession {
     /// peer has it. Throws `LinkError.messageTooLarge` over `maximumMessageSize`, `LinkError.closed`
     /// once the session is closed, `CancellationError` if cancelled while waiting.
     public func send(_ message: [UInt8]) async throws {
+        try await send(message, in: nil)
+    }
+
+    /// Queues one message of conversation `generation` (nil: of none, kept across the peer's
+    /// lives). Throws `LinkError.closed` once that conversation is over.
+    func send(_ message: [UInt8], in generation: Int?) async throws {
         guard message.count <= configuration.maximumMessageSize else {
             throw LinkError.messageTooLarge(size: message.count, mtu: configuration.maximumMessageSize)
         }
         while true {
             if isClosed { throw LinkError.closed }
+            if let generation, generation != peerGeneration || generation <= endedGeneration { throw LinkError.closed }
             if hasRoom(for: message.count) { break }
             try await waitForRoom()
         }
         startIfNeeded()
-        unacknowledged.append(Outgoing(sequence: nextSequence, payload: message))
+        unacknowledged.append(Outgoing(sequence: nextSequence, payload: message, generation: generation))
         unacknowledgedBytes += message.count
         nextSequence += 1
         wakePumps()
@@ -339,11 +358,16 @@ public actor PeerSession {
     }
 
     /// The consumer's next message, or nil once the session is closed or the consumer cancelled.
-    func nextDelivery() async -> [UInt8]? {
+    /// For conversation `conversation`, also nil once that life of the peer is over or the
+    /// conversation ended; what an earlier life sent and no one took is dropped.
+    func nextDelivery(of conversation: Int? = nil) async -> [UInt8]? {
         while true {
             if isClosed { return nil }
+            if let conversation, conversation <= endedGeneration { return nil }
             if deliveryHead < deliveries.count {
                 let (generation, payload) = deliveries[deliveryHead]
+                // The peer's next life: for the next conversation.
+                if let conversation, generation > conversation { return nil }
                 deliveryHead += 1
                 if deliveryHead >= 64, deliveryHead * 2 >= deliveries.count {
                     deliveries.removeFirst(deliveryHead)
@@ -353,8 +377,10 @@ public actor PeerSession {
                     consumed += 1
                     scheduleAck()
                 }
+                if let conversation, generation < conversation { continue }
                 return payload
             }
+            if let conversation, conversation < peerGeneration { return nil }
             let cancelled = await withTaskCancellationHandler {
                 await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                     if Task.isCancelled { return continuation.resume(returning: true) }
@@ -603,7 +629,8 @@ public actor PeerSession {
     }
 
     /// The peer came back with a new incarnation: it has forgotten both directions. Its old links
-    /// go, our receive state restarts, and our unacknowledged messages are renumbered from 1.
+    /// go, our receive state restarts, the messages of the conversation with its earlier life are
+    /// dropped (it is over: a new one begins), and the rest unacknowledged are renumbered from 1.
     private func peerRestarted() {
         for number in links.keys.sorted() { detach(number, .peerRestarted, replacing: true) }
         peerGeneration += 1
@@ -611,9 +638,48 @@ public actor PeerSession {
         consumed = 0
         ackSent = 0
         ahead = [:]
-        for index in unacknowledged.indices { unacknowledged[index].sequence = index + 1 }
+        unacknowledged.removeAll { $0.generation != nil }
+        unacknowledgedBytes = unacknowledged.reduce(0) { $0 + $1.payload.count }
+        for index in unacknowledged.indices {
+            unacknowledged[index].sequence = index + 1
+            unacknowledged[index].link = nil
+        }
         nextSequence = unacknowledged.count + 1
         cursor = 1
+        wakeSenders()
+        // The last conversation's consumer sees its end; whoever waits for the next one has it.
+        consumer?.resume(returning: false)
+        consumer = nil
+        wakeConversationWaiters()
+    }
+
+    // MARK: Conversations
+
+    /// The conversation with the peer's life after `generation` (nil: its current life), as soon
+    /// as there is one; nil once the session is closed.
+    public func conversation(after generation: Int?) async -> PeerConversation? {
+        while !isClosed {
+            if generation.map({ peerGeneration > $0 }) ?? true {
+                return PeerConversation(session: self, generation: peerGeneration)
+            }
+            await withCheckedContinuation { conversationWaiters.append($0) }
+        }
+        return nil
+    }
+
+    /// Ends conversation `generation` from this side: its stream finishes and it sends no more.
+    /// The session and its links go on; the next conversation begins when the peer restarts.
+    func endConversation(_ generation: Int) {
+        endedGeneration = max(endedGeneration, generation)
+        wakeSenders()
+        consumer?.resume(returning: false)
+        consumer = nil
+    }
+
+    private func wakeConversationWaiters() {
+        let waiters = conversationWaiters
+        conversationWaiters = []
+        for waiter in waiters { waiter.resume() }
     }
 
     private func status(of link: AttachedLink, number: Int) -> SessionLinkStatus {
@@ -675,6 +741,7 @@ public actor PeerSession {
         for waiter in waiters { waiter.continuation.resume(throwing: LinkError.closed) }
         consumer?.resume(returning: false)
         consumer = nil
+        wakeConversationWaiters()
         wakePumps()
         for task in tasks { task.cancel() }
         eventSink.finish()

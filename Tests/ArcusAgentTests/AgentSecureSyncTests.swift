@@ -257,8 +257,10 @@ struct AgentSecureSyncTests {
         let secureB = try await securedB
         async let sessionB = muxB.add(secureB, as: .acceptor)
         let sessionA = try await muxA.add(securedA, as: .dialer)
-        let atB = b.connector.connect(try await sessionB, authenticatedAs: secureB.peer, to: b.engine)
-        let atA = a.connector.connect(sessionA, authenticatedAs: securedA.peer, to: a.engine)
+        let conversationB = try #require(await sessionB.conversation(after: nil))
+        let conversationA = try #require(await sessionA.conversation(after: nil))
+        let atB = b.connector.connect(conversationB, authenticatedAs: secureB.peer, to: b.engine)
+        let atA = a.connector.connect(conversationA, authenticatedAs: securedA.peer, to: a.engine)
         try a.insert("from-a", into: "cars")
         try b.insert("from-b", into: "cars")
         let converged = try await Self.eventually { try [a, b].allSatisfy { try $0.ids("cars") == ["from-a", "from-b"] } }

@@ -47,4 +47,47 @@ struct SessionLivenessTests {
         await after.close()
         await bravo.close()
     }
+
+    @Test("a conversation lasts one life of the peer: its restart ends it, what it left unacknowledged is dropped, and the next begins afresh")
+    func conversationPerLife() async throws {
+        let bravo = Multiplexer(localPeer: .bravo, configuration: SessionTestPeers.quickConfiguration)
+        func link(_ alpha: Multiplexer) async throws {
+            let (a, b) = Loopback.pair(.instant, name: "restart", kind: .lan)
+            async let alphaSide = alpha.add(a, as: .dialer)
+            async let bravoSide = bravo.add(b, as: .acceptor)
+            _ = try await (alphaSide, bravoSide)
+        }
+        let before = Multiplexer(localPeer: .alpha, configuration: SessionTestPeers.quickConfiguration)
+        try await link(before)
+        let bravoSession = await bravo.session(with: .alpha)
+        let first = try #require(await bravoSession.conversation(after: nil))
+        #expect(first.generation == 0)
+        try await before.session(with: .bravo).send([1])
+        #expect(try await first.incoming.next(1) == [[1]])
+
+        // The peer dies; bravo says something in the old conversation that nobody will acknowledge.
+        await before.close()
+        try await first.send([9])
+        let after = Multiplexer(localPeer: .alpha, configuration: SessionTestPeers.quickConfiguration)
+        try await link(after)
+        #expect(try await first.incoming.remaining(within: .seconds(10)) == [], "the old conversation did not end with the peer's life")
+        await #expect(throws: LinkError.closed) { try await first.send([10]) }
+
+        let second = try #require(await bravoSession.conversation(after: first.generation))
+        #expect(second.generation == 1)
+        let alphaSession = await after.session(with: .bravo)
+        try await second.send([7])
+        #expect(try await alphaSession.incoming.next(1) == [[7]], "the restarted peer got a message of its earlier life")
+        try await alphaSession.send([42])
+        #expect(try await second.incoming.next(1) == [[42]])
+
+        // Ending a conversation from this side leaves the session and its links to others.
+        await second.end()
+        #expect(try await second.incoming.remaining(within: .seconds(10)) == [])
+        try await alphaSession.send([43])
+        #expect(await bravoSession.linkStatuses.count == 1)
+        await after.close()
+        await bravo.close()
+        #expect(await bravoSession.conversation(after: second.generation)?.generation == nil)
+    }
 }

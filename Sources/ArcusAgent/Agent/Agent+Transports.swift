@@ -75,11 +75,27 @@ extension Agent {
         }
         let isNew = syncedPeers.withLock { $0.insert(peer.peerID).inserted }
         if isNew {
-            let sync = connector.connect(session, authenticatedAs: peer, to: engine)
             Task {
-                await sync.waitUntilEnded()
+                await self.runSync(over: session, with: peer, connector: connector)
                 _ = self.syncedPeers.withLock { $0.remove(peer.peerID) }
             }
+        }
+    }
+
+    /// Runs one sync session per life of the peer, for as long as its mesh session lives: when the
+    /// peer restarts, the conversation with its earlier life ends, and so does the sync session on
+    /// it; the next one starts from the hellos, which tell the peer what this side already has.
+    /// A sync session that ends while the peer lives (a protocol violation) is not restarted until
+    /// the peer restarts, so that a broken peer cannot make the agent loop.
+    func runSync(over session: PeerSession, with peer: AuthenticatedPeer, connector: SecureConnector) async {
+        var generation: Int?
+        while let conversation = await session.conversation(after: generation) {
+            generation = conversation.generation
+            if conversation.generation > 0 {
+                logger.info("peer restarted; syncing afresh", metadata: ["peer": "\(peer.peerID)"])
+            }
+            let sync = connector.connect(conversation, authenticatedAs: peer, to: engine)
+            await sync.waitUntilEnded()
         }
     }
 

@@ -121,12 +121,15 @@ public struct SecureConnector: Sendable {
         )
     }
 
-    /// Starts a sync session with `engine` over the multiplexer's session with `peer`, whose
-    /// links are `SecureLink`s that authenticated it (the multiplexer refuses a link whose
-    /// session hello names anyone else). Permissions are taken from `peer` as authenticated.
-    public func connect(_ session: PeerSession, authenticatedAs peer: AuthenticatedPeer, to engine: SyncEngine, pulling: Bool = true) -> SyncSession {
-        precondition(session.peer == peer.peerID, "the mesh session is with \(session.peer), not with \(peer)")
-        let channel = AuthenticatedSyncChannel(PeerSessionSyncChannel(session), peer: peer, bindings: bindings, hellos: hellos)
+    /// Starts a sync session with `engine` over one conversation of the multiplexer's session
+    /// with `peer` (one life of the peer), whose links are `SecureLink`s that authenticated it
+    /// (the multiplexer refuses a link whose session hello names anyone else). Permissions are
+    /// taken from `peer` as authenticated. The sync session ends when the peer restarts.
+    public func connect(
+        _ conversation: PeerConversation, authenticatedAs peer: AuthenticatedPeer, to engine: SyncEngine, pulling: Bool = true
+    ) -> SyncSession {
+        precondition(conversation.peer == peer.peerID, "the mesh session is with \(conversation.peer), not with \(peer)")
+        let channel = AuthenticatedSyncChannel(PeerSessionSyncChannel(conversation), peer: peer, bindings: bindings, hellos: hellos)
         return engine.connect(channel, pulling: pulling, permissions: SyncPermissions(peer.permissions))
     }
 }
