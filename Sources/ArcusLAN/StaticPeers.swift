@@ -1,7 +1,8 @@
 import ArcusMesh
 
 /// Peers named in the config file or on the command line, as `host:port`: announced once, when
-/// the transport starts, and never lost (a peer that is down fails the dial instead).
+/// the transport starts, and never lost (a peer that is down fails the dial instead, and the
+/// agent dials it again until it answers).
 public struct StaticPeers: LANDiscovery {
     public let addresses: [LANAddress]
 

@@ -46,6 +46,32 @@ struct AgentRestartTests {
         #expect(arrived, "the restarted agent's write did not reach the source: \(seen)\n\(source.log)")
     }
 
+    @Test("a static peer down when its dialler starts is reached once it comes up, and again after it is killed and restarted")
+    func staticPeerRedialled() async throws {
+        let scratch = try MeshScratch("redial")
+        defer { scratch.remove() }
+        let port = try freePort()
+        let lan = ["--config", scratch.config.path, "--transports", "lan", "--subscribe", "SELECT * FROM cars"]
+        let dialler = try RunningAgent.start(data: scratch.data("dialler"), lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"])
+        defer { _ = dialler.stop() }
+        try await Task.sleep(for: .seconds(1))  // a dial or two fail first
+
+        let listenerArguments = lan + ["--listen", "127.0.0.1:\(port)"]
+        var listener = try RunningAgent.start(data: scratch.data("listener"), listenerArguments)
+        #expect(try await dialler.execute("INSERT INTO cars DOCUMENTS ({'_id': 'before-the-kill', 'make': 'volvo'})").status == 200)
+        var (arrived, seen) = try await listener.wait(until: "SELECT * FROM cars", contains: "before-the-kill")
+        #expect(arrived, "the dialler never reached the listener that came up late: \(seen)\n\(dialler.log)")
+        #expect(dialler.log.components(separatedBy: "could not dial").count - 1 == 1, "one line for a peer that cannot be reached:\n\(dialler.log)")
+
+        // The listener cannot dial back (it has no --peer): the dialler must notice and dial again.
+        #expect(listener.stop(signal: SIGKILL) == -SIGKILL)
+        listener = try RunningAgent.start(data: scratch.data("listener"), listenerArguments)
+        defer { _ = listener.stop() }
+        #expect(try await dialler.execute("INSERT INTO cars DOCUMENTS ({'_id': 'after-the-kill', 'make': 'saab'})").status == 200)
+        (arrived, seen) = try await listener.wait(until: "SELECT * FROM cars", contains: "after-the-kill")
+        #expect(arrived, "the dialler did not dial the restarted listener again: \(seen)\n\(dialler.log)")
+    }
+
     /// Waits until `agent` holds `count` cars.
     static func count(at agent: RunningAgent, reaches count: Int) async throws -> Bool {
         for _ in 0..<600 {

@@ -4,9 +4,10 @@ import Logging
 
 extension Agent {
     /// Starts `transport` and serves its events until it stops: accepted links are secured and
-    /// handed to the multiplexer; peers that appear with an advertised id are dialled by the side
-    /// whose id is lower (so that two agents do not both dial; the multiplexer copes if they do),
-    /// and static peers, whose id is unknown until the handshake, are dialled.
+    /// handed to the multiplexer; a peer that appears is kept dialled while it is announced
+    /// (`keepDialled`) — unless it advertises an id higher than ours, for then it dials us, so
+    /// that two agents do not both dial (the multiplexer copes if they do). Static peers advertise
+    /// no id until the handshake, so they are dialled whatever theirs is.
     func runTransport(_ transport: any Transport) async {
         let kind = transport.kind
         do {
@@ -16,32 +17,65 @@ extension Agent {
             logger.error("transport did not start", metadata: ["transport": "\(kind.rawValue)", "error": "\(error)"])
             return
         }
+        var dials: [String: Task<Void, Never>] = [:]
         await withDiscardingTaskGroup { group in
             for await event in transport.events {
                 switch event {
                 case .linkAccepted(let link, let endpoint):
                     group.addTask { await self.admit(link, as: .responder, from: endpoint) }
                 case .peerAppeared(let endpoint):
-                    // A static peer advertises no id: dial it (if it dials too, the multiplexer keeps one link).
                     if let peer = endpoint.peer, peer <= identity.peerID { continue }
-                    group.addTask {
-                        do {
-                            let link = try await transport.open(to: endpoint)
-                            await self.admit(link, as: .initiator, from: endpoint)
-                        } catch {
-                            self.logger.notice("could not dial", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
-                        }
-                    }
+                    dials[endpoint.address]?.cancel()
+                    dials[endpoint.address] = Task { await self.keepDialled(endpoint, on: transport) }
                 case .peerLost(let endpoint):
                     logger.debug("peer lost", metadata: ["endpoint": "\(endpoint)"])
+                    dials.removeValue(forKey: endpoint.address)?.cancel()
                 }
             }
+        }
+        for dial in dials.values { dial.cancel() }
+    }
+
+    /// Keeps a link of `transport`'s kind to the peer at `endpoint` while it is announced: dials
+    /// it, and dials again whenever the dial or the handshake fails, or the peer's session is left
+    /// with no link of this kind (the peer restarted, the link broke), waiting longer after each
+    /// failure (`DialBackoff`). One log line when a peer cannot be reached, one when it is.
+    func keepDialled(_ endpoint: TransportEndpoint, on transport: any Transport) async {
+        var backoff = DialBackoff()
+        var failures = 0
+        while !Task.isCancelled {
+            var reached: PeerID?
+            do {
+                let link = try await transport.open(to: endpoint)
+                reached = await admit(link, as: .initiator, from: endpoint)
+            } catch {
+                if failures == 0 {
+                    logger.notice("could not dial; will keep trying", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
+                }
+            }
+            guard let peer = reached else {
+                failures += 1
+                try? await Task.sleep(for: backoff.next())
+                continue
+            }
+            if failures > 0 {
+                logger.info("dialled", metadata: ["endpoint": "\(endpoint)", "attempts": "\(failures + 1)"])
+            }
+            failures = 0
+            backoff.reset()
+            let session = await multiplexer.session(with: peer)
+            while !Task.isCancelled, await session.linkStatuses.contains(where: { $0.kind == transport.kind }) {
+                try? await Task.sleep(for: DialBackoff.linkCheckInterval)
+            }
+            try? await Task.sleep(for: backoff.next())
         }
     }
 
     /// Secures `link` with the mesh credential, binds it to the peer's mesh session, and starts
-    /// a sync session over that mesh session the first time the peer is seen.
-    func admit(_ transportLink: any Link, as role: HandshakeRole, from endpoint: TransportEndpoint) async {
+    /// syncing over that mesh session the first time the peer is seen. Returns the peer, or nil
+    /// when the link was refused (and closed).
+    @discardableResult
+    func admit(_ transportLink: any Link, as role: HandshakeRole, from endpoint: TransportEndpoint) async -> PeerID? {
         let kind = transportLink.kind
         let link = CountedLink(
             transportLink, sent: metrics.linkBytes(kind, direction: "sent"), received: metrics.linkBytes(kind, direction: "received")
@@ -52,7 +86,7 @@ extension Agent {
                 metadata: ["endpoint": "\(endpoint)"]
             )
             link.close()
-            return
+            return nil
         }
         let secured: SecureConnector.SecuredLink
         do {
@@ -62,7 +96,7 @@ extension Agent {
             metrics.handshakes(kind, result: "refused").increment()
             logger.warning("handshake failed", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
             link.close()
-            return
+            return nil
         }
         let peer = secured.link.peer
         let session: PeerSession
@@ -71,7 +105,7 @@ extension Agent {
         } catch {
             logger.warning("link refused by the multiplexer", metadata: ["peer": "\(peer.peerID)", "error": "\(error)"])
             secured.link.close()
-            return
+            return nil
         }
         let isNew = syncedPeers.withLock { $0.insert(peer.peerID).inserted }
         if isNew {
@@ -80,6 +114,7 @@ extension Agent {
                 _ = self.syncedPeers.withLock { $0.remove(peer.peerID) }
             }
         }
+        return peer.peerID
     }
 
     /// Runs one sync session per life of the peer, for as long as its mesh session lives: when the
