@@ -14,6 +14,7 @@ packages=(
     iproute2                             # `ip link set lo multicast on`, for mDNS on loopback in tests
     libnats-dev nats-server              # cloud relay
     python3 python3-venv                 # trace generator and anchor engines
+    jq                                   # Tools/demo.sh reads the agents' JSON lines
 )
 
 if ! command -v swift >/dev/null 2>&1; then

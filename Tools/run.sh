@@ -1,20 +1,12 @@
 #!/usr/bin/env bash
-# The main job, for now: builds the release binary, runs loopback meshes (arcus demo: 16 peers
-# with links dropping, a chain of 10, grids of 16 to 64), replays workload traces through Arcus
-# and the anchor engines side by side (Tools/bench-vs-anchors.sh), then measures the durable
-# store against plain SQLite (arcus bench store).
-#
-#   Tools/run.sh [PROFILE:SEED ...]      default traces: fleet:1
+# What a newcomer runs first: installs what is missing, builds the release binary, then
+# Tools/demo.sh — three agents on this machine find each other over mDNS on the loopback
+# interface, sync writes made through their HTTP APIs, and one comes back from SIGKILL and
+# catches up. Options are Tools/demo.sh's (--static, --keep). The benchmarks: Tools/bench.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-Tools/install-deps.sh --anchors
-echo "== building arcus (release)"
+Tools/install-deps.sh
+echo "== building arcus (release; a few minutes the first time)"
 swift build -c release --product arcus >/dev/null
-echo "== loopback meshes (arcus demo; one JSON line each)"
-.build/release/arcus demo --peers 16 --topology random --drops --seconds 60 --quiet
-.build/release/arcus demo --peers 10 --topology chain --quiet
-for peers in 16 32 64; do .build/release/arcus demo --peers "$peers" --topology mesh --quiet; done
-Tools/bench-vs-anchors.sh "${@:-fleet:1}"
-echo "== the store against plain SQLite (100,000 documents)"
-.build/release/arcus bench store
+exec Tools/demo.sh "$@"

@@ -343,9 +343,19 @@ public final class SyncEngine: Sendable {
         hooks.withLock { $0.forEach { $0.cancel() } }
     }
 
-    /// Frames and bytes moved by every session so far, ended ones included.
+    /// Frames and bytes moved by the sessions that have ended (a session adds its figures when it ends).
     public var statistics: SyncStatistics { totals.withLock { $0 } }
     let totals = Mutex(SyncStatistics())
+
+    /// What has moved up to now: `statistics` plus the running sessions' figures so far. A
+    /// session that ends during the reading may be counted twice or not at all for a moment.
+    public var statisticsSoFar: SyncStatistics {
+        get async {
+            var now = statistics
+            for session in sessions { now.add(await session.statistics) }
+            return now
+        }
+    }
 }
 
 /// How much a log line matters.

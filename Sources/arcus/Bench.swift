@@ -5,7 +5,7 @@ import Foundation
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure Arcus and print figures, one JSON line per run.",
-        subcommands: [BenchTrace.self, BenchStore.self, BenchWriteLoad.self]
+        subcommands: [BenchTrace.self, BenchStore.self, BenchLAN.self, BenchWriteLoad.self]
     )
 }
 
@@ -115,3 +115,45 @@ struct BenchWriteLoad: ParsableCommand {
 
 extension TraceBench.Storage: ExpressibleByArgument {}
 extension TraceBench.Exchange: ExpressibleByArgument {}
+
+struct BenchLAN: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lan",
+        abstract: "Two agents over loopback TCP: a fresh peer's catch-up, and the latency of one update.",
+        discussion: """
+            Runs two agents in this process, linked over LAN TCP on 127.0.0.1 with a fresh shared \
+            secret (sealed, as agents run). Prints the time and bytes for a fresh follower to catch up \
+            --docs documents (fleet-shaped; bytes against the documents' JSON text), then the latency \
+            of --updates single updates, from the write at the source to the follower's observer: \
+            p50, p99 and the slowest. Build with -c release; ARCUS_BENCH_LOG=1 shows the agents' logs.
+            """
+    )
+
+    @Option(help: "How many documents the follower catches up.")
+    var docs = 100_000
+
+    @Option(help: "How many single updates to time once it has.")
+    var updates = 500
+
+    @Option(help: "Where to put the two agents' data directories (removed afterwards).")
+    var scratch: String?
+
+    @Flag(help: "Print no progress on standard error.")
+    var quiet = false
+
+    func validate() throws {
+        guard docs >= 10 else { throw ValidationError("--docs must be at least 10") }
+        guard updates >= 1 else { throw ValidationError("--updates must be at least 1") }
+    }
+
+    func run() async throws {
+        var options = LANBench.Options()
+        options.documents = docs
+        options.updates = updates
+        if let scratch { options.scratch = URL(fileURLWithPath: scratch) }
+        let progress: ((String, Double) -> Void)? = quiet ? nil : { phase, share in Terminal.progress(phase, share: share) }
+        let figures = try await LANBench(options: options).run(progress: progress)
+        if !quiet { Terminal.clearProgress() }
+        print(figures.jsonLine)
+    }
+}

@@ -63,14 +63,7 @@ final class AgentMetrics: Sendable {
     /// moment; the counters keep the highest figure seen, so they never count it twice.
     func refresh(from engine: SyncEngine) async {
         let sessions = engine.sessions
-        var now = engine.statistics
-        for session in sessions {
-            let running = await session.statistics
-            now.bytesSent += running.bytesSent
-            now.bytesReceived += running.bytesReceived
-            now.framesSent += running.framesSent
-            now.framesReceived += running.framesReceived
-        }
+        let now = await engine.statisticsSoFar
         let (before, lag) = reported.withLock { reported in
             let before = reported.statistics
             if now.framesReceived > before.framesReceived || sessions.isEmpty { reported.lastHeard = .now }
