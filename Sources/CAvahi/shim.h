@@ -10,6 +10,7 @@
 #include <avahi-common/alternative.h>
 #include <avahi-common/error.h>
 #include <avahi-common/malloc.h>
+#include <avahi-common/simple-watch.h>
 #include <avahi-common/strlst.h>
 #include <avahi-common/thread-watch.h>
 
