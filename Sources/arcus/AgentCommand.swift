@@ -19,7 +19,7 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(help: "The data directory of the store (created if needed). One agent per directory.")
     var data: String
 
-    @Option(help: "A JSON file of agent options (keys: name, http, listen, transports, peers, subscribe, mesh_secret_file).")
+    @Option(help: "A JSON file of agent options (keys: name, http, listen, transports, peers, subscribe, mesh_secret_file; or certificate_file and authority_file).")
     var config: String?
 
     @Option(help: "The name this peer shows in the presence graph (default: the host name).")

@@ -82,7 +82,7 @@ extension Agent {
         )
         guard let connector else {
             logger.warning(
-                "refused a link: no mesh credential is configured (set mesh_secret_file in --config)",
+                "refused a link: no mesh credential is configured (set mesh_secret_file, or certificate_file and authority_file, in --config)",
                 metadata: ["endpoint": "\(endpoint)"]
             )
             link.close()

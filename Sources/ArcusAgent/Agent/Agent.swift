@@ -108,17 +108,7 @@ public final class Agent: Service, Sendable {
     }
 
     private static func connector(for configuration: AgentConfiguration, identity: PeerIdentity) throws(CommandError) -> SecureConnector? {
-        guard let path = configuration.meshSecretFile else { return nil }
-        do {
-            guard let bytes = try SecretFile.read(at: path, maximumBytes: MeshSecret.maximumBytes) else {
-                throw CommandError("the mesh secret file \(path) does not exist", exitStatus: 2)
-            }
-            return SecureConnector(identity: identity, credential: .sharedSecret(try MeshSecret(bytes: bytes)))
-        } catch let error as CommandError {
-            throw error
-        } catch {
-            throw CommandError("cannot use the mesh secret file \(path): \(error)", exitStatus: 2)
-        }
+        try MeshCredentialFiles.load(configuration, for: identity).map { SecureConnector(identity: identity, credential: $0) }
     }
 
     /// Registers a sync subscription; the engine persists it, so it outlives the process.

@@ -6,6 +6,9 @@ import Foundation
 ///
 ///     {"name": "pump-3", "http": "127.0.0.1:4747", "transports": ["loopback"],
 ///      "peers": ["10.0.0.7:4040"], "subscribe": ["SELECT * FROM readings"], "mesh_secret_file": "/etc/arcus/secret"}
+///
+/// A mesh is joined by a shared secret (`mesh_secret_file`) or by a certificate its authority
+/// signed (`certificate_file`, with the authority's public key in `authority_file`), not both.
 public struct AgentConfiguration: Sendable {
     public var dataDirectory: String
     public var name: String
@@ -21,12 +24,17 @@ public struct AgentConfiguration: Sendable {
     /// A file holding the mesh's shared secret; without one (or a certificate) links cannot be
     /// secured, so the agent accepts none.
     public var meshSecretFile: String?
+    /// This agent's certificate (`arcus mesh issue --out`), and the authority's public key
+    /// (`authority.pub`) that every peer's certificate must verify with.
+    public var certificateFile: String?
+    public var authorityFile: String?
 
     public static let defaultHTTP = LANAddress(host: "127.0.0.1", port: 4747)
 
     public init(
         dataDirectory: String, name: String? = nil, http: LANAddress = Self.defaultHTTP, listen: LANAddress? = nil,
-        transports: [TransportChoice] = [.loopback], peers: [LANAddress] = [], subscriptions: [String] = [], meshSecretFile: String? = nil
+        transports: [TransportChoice] = [.loopback], peers: [LANAddress] = [], subscriptions: [String] = [], meshSecretFile: String? = nil,
+        certificateFile: String? = nil, authorityFile: String? = nil
     ) {
         self.dataDirectory = dataDirectory
         self.name = name ?? ProcessInfo.processInfo.hostName
@@ -36,6 +44,8 @@ public struct AgentConfiguration: Sendable {
         self.peers = peers
         self.subscriptions = subscriptions
         self.meshSecretFile = meshSecretFile
+        self.certificateFile = certificateFile
+        self.authorityFile = authorityFile
     }
 
     /// The keys a configuration file may have; any other key is an error, so that a misspelt
@@ -48,9 +58,13 @@ public struct AgentConfiguration: Sendable {
         var peers: [String]?
         var subscribe: [String]?
         var mesh_secret_file: String?
+        var certificate_file: String?
+        var authority_file: String?
     }
 
-    private static let fileKeys: Set<String> = ["name", "http", "listen", "transports", "peers", "subscribe", "mesh_secret_file"]
+    private static let fileKeys: Set<String> = [
+        "name", "http", "listen", "transports", "peers", "subscribe", "mesh_secret_file", "certificate_file", "authority_file",
+    ]
 
     /// The command line's options over the file's (a list given on the command line replaces
     /// the file's list).
@@ -69,7 +83,9 @@ public struct AgentConfiguration: Sendable {
             listen: try listenText.map { text throws(CommandError) in try LANAddress(parsing: text, option: "--listen", listening: true) },
             transports: try transportText.map { text throws(CommandError) in try TransportChoice.parseList(text) } ?? [.loopback],
             subscriptions: (file?.subscribe ?? []) + subscriptions,
-            meshSecretFile: file?.mesh_secret_file
+            meshSecretFile: file?.mesh_secret_file,
+            certificateFile: file?.certificate_file,
+            authorityFile: file?.authority_file
         )
         for text in peerTexts { configuration.peers.append(try LANAddress(parsing: text, option: "--peer", listening: false)) }
         return configuration

@@ -60,23 +60,37 @@ public struct Doctor: Sendable {
 
     func credential() -> DoctorCheck {
         let networked = configuration.transports.contains { $0 != .loopback }
-        guard let path = configuration.meshSecretFile else {
+        if configuration.meshSecretFile == nil && configuration.certificateFile == nil && configuration.authorityFile == nil {
             return DoctorCheck(
                 area: "mesh", name: "credential", status: networked ? .failure : .warning,
-                detail: "no mesh_secret_file: every link is refused",
-                fix: "head -c 32 /dev/urandom > secret && chmod 600 secret (the same file on every device), then {\"mesh_secret_file\": \"secret\"} in --config"
+                detail: "no mesh credential: every link is refused",
+                fix: "head -c 32 /dev/urandom > secret && chmod 600 secret (the same file on every device), then {\"mesh_secret_file\": \"secret\"} in --config; "
+                    + "or a certificate: certificate_file and authority_file (arcus help mesh)"
+            )
+        }
+        // The certificate must be for this agent's key; the secret does not care whose.
+        let identityFile = URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("identity")
+        let identity = FileManager.default.fileExists(atPath: identityFile.path) ? try? PeerIdentity.load(from: identityFile) : nil
+        if configuration.certificateFile != nil && identity == nil {
+            return DoctorCheck(
+                area: "mesh", name: "credential", status: .failure,
+                detail: "this agent has no identity yet, so no certificate can be for it",
+                fix: "arcus mesh identity --data \(configuration.dataDirectory) (creates it and prints its public key), then arcus mesh issue --public-key KEY on the authority"
             )
         }
         do {
-            guard let bytes = try SecretFile.read(at: path, maximumBytes: MeshSecret.maximumBytes) else {
-                return DoctorCheck(area: "mesh", name: "credential", status: .failure, detail: "\(path) does not exist",
-                                   fix: "copy the mesh's secret file there (mode 0600), or fix mesh_secret_file")
+            switch try MeshCredentialFiles.load(configuration, for: identity ?? PeerIdentity()) {
+            case .certificate(let certificate, _)?:
+                let expiry = certificate.expiresAt.map { "until \($0.formatted(.iso8601))" } ?? "without expiry"
+                return DoctorCheck(area: "mesh", name: "credential", status: .ok,
+                                   detail: "a certificate for \(certificate.name) (this agent), \(expiry), verified by the authority")
+            default:
+                return DoctorCheck(area: "mesh", name: "credential", status: .ok, detail: "a shared secret, readable only by its owner")
             }
-            _ = try MeshSecret(bytes: bytes)
-            return DoctorCheck(area: "mesh", name: "credential", status: .ok, detail: "\(path): a shared secret of \(bytes.count) bytes, readable only by its owner")
         } catch {
-            return DoctorCheck(area: "mesh", name: "credential", status: .failure, detail: "\(path): \(error)",
-                               fix: "chmod 600 \(path), owned by the agent's user, holding 16 to 1024 bytes")
+            let fix = configuration.meshSecretFile.map { "chmod 600 \($0), owned by the agent's user, holding 16 to 1024 bytes" }
+                ?? "a certificate issued for this agent's key by the authority whose authority.pub is given, not expired"
+            return DoctorCheck(area: "mesh", name: "credential", status: .failure, detail: error.message, fix: fix)
         }
     }
 
