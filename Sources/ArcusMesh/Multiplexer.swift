@@ -37,6 +37,11 @@ public actor Multiplexer {
     }
 
     /// The session with `peer`, made if needed: messages sent before any link exists wait in it.
+    /// Every session made so far, by peer id.
+    public var allSessions: [PeerSession] {
+        sessions.keys.sorted().map { sessions[$0]! }
+    }
+
     public func session(with peer: PeerID) -> PeerSession {
         if let session = sessions[peer] { return session }
         let sink = eventSink

@@ -98,6 +98,8 @@ public actor PeerSession {
         let dialer: PeerID
         let dialID: UInt64
         let peerIncarnation: UInt64
+        /// When the session bound it.
+        let boundAt: ContinuousClock.Instant
         var lastHeartbeatSent: ContinuousClock.Instant
         /// How long the link has been silent, in ticks this process was awake for (see `tick`).
         var silence: Duration = .zero
@@ -518,7 +520,7 @@ public actor PeerSession {
         let now = ContinuousClock.now
         let link = AttachedLink(
             channel: channel, activity: activity, dialer: dialer, dialID: dialID, peerIncarnation: hello.incarnation,
-            lastHeartbeatSent: now, heardAtLastTick: activity.lastHeardAt
+            boundAt: now, lastHeartbeatSent: now, heardAtLastTick: activity.lastHeardAt
         )
         links[number] = link
         eventSink.yield(.linkAdded(status(of: link, number: number)))
@@ -686,7 +688,7 @@ public actor PeerSession {
         SessionLinkStatus(
             number: number, kind: link.kind, name: link.channel.link.description, dialer: link.dialer,
             dialID: link.dialID, roundTrip: link.roundTrip, isActive: activeLinkNumber == number, isYielding: link.yieldsTo != nil,
-            dataFramesReceived: link.dataFramesReceived
+            dataFramesReceived: link.dataFramesReceived, boundAt: link.boundAt
         )
     }
 
@@ -702,6 +704,12 @@ public actor PeerSession {
     }
 
     // MARK: Observing and closing
+
+    /// Closes the session's links of `kind`, to make room on a transport with few links
+    /// (`ScarceLinkBudget`); the session goes on over its other links, or waits for one.
+    public func release(linksOf kind: LinkKind) {
+        for (number, link) in links where link.kind == kind { detach(number, .released) }
+    }
 
     /// The links bound now, oldest first.
     public var linkStatuses: [SessionLinkStatus] {

@@ -16,6 +16,8 @@ public struct SessionLinkStatus: Sendable, Hashable, CustomStringConvertible {
     public var isYielding: Bool
     /// Data frames received on the link, duplicates included.
     public var dataFramesReceived: Int
+    /// When the session bound it.
+    public var boundAt: ContinuousClock.Instant
 
     public var description: String {
         "\(kind) \(name)" + (roundTrip.map { ", rtt \($0)" } ?? "") + (isActive ? ", active" : "") + (isYielding ? ", yielding" : "")
@@ -38,6 +40,8 @@ public enum LinkRemoval: Sendable, Hashable, CustomStringConvertible {
     case peerRestarted
     /// The session was closed.
     case sessionClosed
+    /// Let go to make room for another peer on a transport with few links.
+    case released
 
     public var description: String {
         switch self {
@@ -48,6 +52,7 @@ public enum LinkRemoval: Sendable, Hashable, CustomStringConvertible {
         case .fragmentViolation(let error): return "the peer broke the fragment format: \(error)"
         case .peerRestarted: return "the peer restarted"
         case .sessionClosed: return "the session closed"
+        case .released: return "let go to make room for another peer"
         }
     }
 }
