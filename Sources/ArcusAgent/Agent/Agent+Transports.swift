@@ -18,11 +18,19 @@ extension Agent {
             return
         }
         var dials: [String: Task<Void, Never>] = [:]
+        // A transport with few links dials within its budget (peers with an advertised id);
+        // the others keep every announced peer dialled.
+        let scarce = kind.isScarce ? ScarcePeersInRange() : nil
         await withDiscardingTaskGroup { group in
+            if let scarce { group.addTask { await self.holdScarceLinks(transport, inRange: scarce) } }
             for await event in transport.events {
                 switch event {
                 case .linkAccepted(let link, let endpoint):
                     group.addTask { await self.admit(link, as: .responder, from: endpoint) }
+                case .peerAppeared(let endpoint) where scarce != nil && endpoint.peer != nil:
+                    scarce?.appeared(endpoint)
+                case .peerLost(let endpoint) where scarce != nil && endpoint.peer != nil:
+                    scarce?.lost(endpoint)
                 case .peerAppeared(let endpoint):
                     if let peer = endpoint.peer, peer <= identity.peerID { continue }
                     dials[endpoint.address]?.cancel()
@@ -32,6 +40,7 @@ extension Agent {
                     dials.removeValue(forKey: endpoint.address)?.cancel()
                 }
             }
+            group.cancelAll()
         }
         for dial in dials.values { dial.cancel() }
     }
@@ -99,14 +108,24 @@ extension Agent {
             return nil
         }
         let peer = secured.link.peer
-        let session: PeerSession
-        do {
-            session = try await multiplexer.add(secured.link, as: role == .initiator ? .dialer : .acceptor)
-        } catch {
-            logger.warning("link refused by the multiplexer", metadata: ["peer": "\(peer.peerID)", "error": "\(error)"])
-            secured.link.close()
-            return nil
+        // On a scarce transport the check and the binding go together, so that links admitted
+        // at once cannot together pass the limit.
+        @Sendable func bind() async -> PeerSession? {
+            if kind.isScarce, await !hasScarceRoom(for: peer.peerID, kind: kind) {
+                logger.debug("refused a link: every \(kind.rawValue) slot is taken", metadata: ["peer": "\(peer.peerID)"])
+                secured.link.close()
+                return nil
+            }
+            do {
+                return try await multiplexer.add(secured.link, as: role == .initiator ? .dialer : .acceptor)
+            } catch {
+                logger.warning("link refused by the multiplexer", metadata: ["peer": "\(peer.peerID)", "error": "\(error)"])
+                secured.link.close()
+                return nil
+            }
         }
+        let bound = kind.isScarce ? await scarceAdmissions.withLock { await bind() } : await bind()
+        guard let session = bound else { return nil }
         let isNew = syncedPeers.withLock { $0.insert(peer.peerID).inserted }
         if isNew {
             Task {

@@ -33,6 +33,8 @@ public final class Agent: Service, Sendable {
     let connector: SecureConnector?
     /// Peers whose mesh session already carries a sync session.
     let syncedPeers = Mutex<Set<PeerID>>([])
+    /// Admits links of scarce transports one at a time (see `admit`).
+    let scarceAdmissions = AsyncLock()
 
     /// - Parameter transports: transports to run instead of those `configuration` names, for a
     ///   program that embeds the agent or a test that links agents over one loopback network.

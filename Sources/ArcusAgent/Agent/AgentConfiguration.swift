@@ -1,4 +1,5 @@
 import ArcusLAN
+import ArcusMesh
 import Foundation
 
 /// What `arcus agent` runs with: its options, from the command line over an optional JSON
@@ -28,6 +29,8 @@ public struct AgentConfiguration: Sendable {
     /// (`authority.pub`) that every peer's certificate must verify with.
     public var certificateFile: String?
     public var authorityFile: String?
+    /// How many Bluetooth links to hold at once, and how often to exchange one for a waiting peer.
+    public var scarceLinks = ScarceLinkBudget()
 
     public static let defaultHTTP = LANAddress(host: "127.0.0.1", port: 4747)
 
