@@ -40,6 +40,12 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(help: "A sync subscription to register and keep (repeatable), such as \"SELECT * FROM cars\".")
     var subscribe: [String] = []
 
+    @Option(help: "For --transports ble: run the emulated radio in this shared directory (at most 63 bytes) instead of the adapter.")
+    var bleEmulated: String?
+
+    @Option(help: "For --transports ble: how many Bluetooth links to hold at once (default 4).")
+    var bleLinks: Int?
+
     @Option(help: "The log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
@@ -47,7 +53,7 @@ struct AgentCommand: AsyncParsableCommand {
         do {
             let configuration = try AgentConfiguration.resolve(
                 dataDirectory: data, configFile: config, name: name, http: http, listen: listen,
-                transports: transports, peers: peer, subscriptions: subscribe
+                transports: transports, peers: peer, subscriptions: subscribe, bleEmulated: bleEmulated, bleLinks: bleLinks
             )
             try await Agent.runUntilSignalled(configuration, logger: try AgentLogging.standardError(level: logLevel))
         } catch let error as CommandError {

@@ -31,6 +31,8 @@ public struct AgentConfiguration: Sendable {
     public var authorityFile: String?
     /// How many Bluetooth links to hold at once, and how often to exchange one for a waiting peer.
     public var scarceLinks = ScarceLinkBudget()
+    /// For `--transports ble`: the emulated radio's shared directory instead of the machine's adapter.
+    public var bleEmulatedDirectory: String?
 
     public static let defaultHTTP = LANAddress(host: "127.0.0.1", port: 4747)
 
@@ -63,17 +65,20 @@ public struct AgentConfiguration: Sendable {
         var mesh_secret_file: String?
         var certificate_file: String?
         var authority_file: String?
+        var ble_emulated: String?
+        var ble_links: Int?
     }
 
     private static let fileKeys: Set<String> = [
         "name", "http", "listen", "transports", "peers", "subscribe", "mesh_secret_file", "certificate_file", "authority_file",
+        "ble_emulated", "ble_links",
     ]
 
     /// The command line's options over the file's (a list given on the command line replaces
     /// the file's list).
     public static func resolve(
         dataDirectory: String, configFile: String?, name: String?, http: String?, listen: String?,
-        transports: String?, peers: [String], subscriptions: [String]
+        transports: String?, peers: [String], subscriptions: [String], bleEmulated: String? = nil, bleLinks: Int? = nil
     ) throws(CommandError) -> AgentConfiguration {
         let file = try configFile.map { path throws(CommandError) in try readFile(path) }
         let httpText = http ?? file?.http
@@ -91,6 +96,11 @@ public struct AgentConfiguration: Sendable {
             authorityFile: file?.authority_file
         )
         for text in peerTexts { configuration.peers.append(try LANAddress(parsing: text, option: "--peer", listening: false)) }
+        configuration.bleEmulatedDirectory = bleEmulated ?? file?.ble_emulated
+        if let links = bleLinks ?? file?.ble_links {
+            guard (1...32).contains(links) else { throw CommandError("--ble-links must be between 1 and 32; got \(links)", exitStatus: 2) }
+            configuration.scarceLinks.limit = links
+        }
         return configuration
     }
 

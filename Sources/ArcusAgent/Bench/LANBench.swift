@@ -68,9 +68,7 @@ public struct LANBench {
         let scratch = options.scratch.appendingPathComponent("arcus-bench-lan-\(ProcessInfo.processInfo.processIdentifier)-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let secret = scratch.appendingPathComponent("secret")
-        try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: secret)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secret.path)
+        let secret = try TwoAgentBench.secret(in: scratch)
 
         let services = BenchServices()
         do {
@@ -88,141 +86,32 @@ public struct LANBench {
     ) async throws -> Figures {
         var figures = Figures()
         figures.documents = options.documents
-        let source = try BenchAgent(name: "source", in: scratch, secret: secret, peers: [])
-
-        // The source's documents, written before anyone links, in transactions of 1,000.
-        var generator = FleetDocuments(seed: 1)
-        let started = monotonicSeconds()
-        for start in stride(from: 0, to: options.documents, by: 1000) {
-            let batch = (start..<min(start + 1000, options.documents)).map { generator.document($0) }
-            figures.jsonBytes += batch.reduce(0) { $0 + Value.object($1).jsonString.utf8.count }
-            _ = try source.agent.store.write { tx in
-                for document in batch { _ = try tx.upsert(document, into: "orders") }
+        let lan = { (name: String, peers: [LANAddress]) in
+            { (identity: PeerIdentity) -> any Transport in
+                LANTransport(listeningOn: LANAddress(host: "127.0.0.1", port: 0), peer: identity.peerID, discovery: [StaticPeers(peers)])
             }
-            progress?("writing \(options.documents) documents at the source", Double(start + 1000) / Double(options.documents))
         }
+        let source = try BenchAgent(name: "source", in: scratch, secret: secret, transport: lan("source", []))
+        let started = monotonicSeconds()
+        figures.jsonBytes = try TwoAgentBench.writeFleet(options.documents, into: source, progress: progress)
         figures.loadSeconds = monotonicSeconds() - started
         group.start(source.agent)
         let address = try await source.listeningAddress()
 
         // A fresh follower dials it and catches up.
-        let follower = try BenchAgent(name: "follower", in: scratch, secret: secret, peers: [address])
+        let follower = try BenchAgent(name: "follower", in: scratch, secret: secret, transport: lan("follower", [address]))
         let catchUpStarted = monotonicSeconds()
         group.start(follower.agent)
-        // A subscription's documents do not raise the follower's version vector (only a whole-store
-        // exchange does), so the engine's count of documents merged tells when all have arrived.
-        while true {
-            let received = await follower.agent.engine.statisticsSoFar.documentsReceived
-            if received >= options.documents { break }
-            progress?("a fresh follower catching up (\(received) documents)", Double(received) / Double(options.documents))
-            guard monotonicSeconds() - catchUpStarted < 1800 else { throw BenchError("the follower had not caught up after 30 minutes") }
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        try await TwoAgentBench.waitForCatchUp(follower, documents: options.documents, progress: progress)
         figures.catchUpSeconds = monotonicSeconds() - catchUpStarted
-        figures.wireBytes = follower.linkBytes(direction: "received") + follower.linkBytes(direction: "sent")
+        figures.wireBytes = follower.linkBytes(.lan, direction: "received") + follower.linkBytes(.lan, direction: "sent")
         let statistics = await follower.agent.engine.statisticsSoFar
         figures.syncFrameBytes = statistics.bytesReceived + statistics.bytesSent
 
-        // One update at a time, seen by an observer at the follower.
-        let id = FleetDocuments.id(7)
-        let seen = AsyncStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(16))
-        let observer = try follower.agent.store.registerObserver("SELECT * FROM orders WHERE _id = :id", arguments: ["id": .string(id)]) { event in
-            if case .object(let document)? = event.items.first, let round = document["benchRound"] { seen.continuation.yield(round) }
-        }
-        defer { observer.cancel() }
-        var iterator = seen.stream.makeAsyncIterator()
-        var latencies: [Double] = []
-        for round in 0..<options.updates {
-            let written = monotonicSeconds()
-            _ = try source.agent.store.write { tx in
-                _ = try tx.upsert(["_id": .string(id), "benchRound": .int(Int64(round))], into: "orders")
-            }
-            // Past 30 s, the stream is finished and the bench gives up.
-            let watchdog = Task {
-                try await Task.sleep(for: .seconds(30))
-                seen.continuation.finish()
-            }
-            while true {
-                guard let value = await iterator.next() else {
-                    throw BenchError("update \(round) did not reach the follower within 30 s")
-                }
-                if value == .int(Int64(round)) { break }
-            }
-            watchdog.cancel()
-            latencies.append(monotonicSeconds() - written)
-            progress?("one update at a time", Double(round + 1) / Double(options.updates))
-            try await Task.sleep(for: options.pause)
-        }
-        latencies.sort()
+        let latencies = try await TwoAgentBench.updateLatencies(from: source, to: follower, rounds: options.updates, pause: options.pause, progress: progress)
         figures.updates = latencies.count
-        if !latencies.isEmpty {
-            figures.latencyP50 = latencies[(latencies.count - 1) / 2]
-            figures.latencyP99 = latencies[min(latencies.count - 1, Int((Double(latencies.count) * 0.99).rounded(.up)) - 1)]
-            figures.latencyMax = latencies.last!
-        }
-        figures.converged = try source.agent.store.execute("SELECT * FROM orders").items == follower.agent.store.execute("SELECT * FROM orders").items
+        (figures.latencyP50, figures.latencyP99, figures.latencyMax) = (latencies.p50, latencies.p99, latencies.max)
+        figures.converged = try TwoAgentBench.sameOrders(source, follower)
         return figures
-    }
-}
-
-/// One agent of the bench: its data directory in the scratch, a LAN transport on 127.0.0.1 with
-/// static peers only, and a Prometheus registry of its own, read as `GET /metrics` would show it.
-private struct BenchAgent {
-    let agent: Agent
-    let transport: LANTransport
-    let registry = PrometheusCollectorRegistry()
-
-    init(name: String, in scratch: URL, secret: URL, peers: [LANAddress]) throws {
-        let data = scratch.appendingPathComponent(name)
-        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
-        let identity = try PeerIdentity.load(orCreateAt: data.appendingPathComponent("identity"))
-        transport = LANTransport(
-            listeningOn: LANAddress(host: "127.0.0.1", port: 0), peer: identity.peerID, discovery: [StaticPeers(peers)]
-        )
-        let configuration = AgentConfiguration(
-            dataDirectory: data.path, name: name, listen: LANAddress(host: "127.0.0.1", port: 0), transports: [.lan], peers: peers,
-            subscriptions: ["SELECT * FROM orders"], meshSecretFile: secret.path
-        )
-        var logger = Logger(label: "arcus.bench.\(name)")
-        logger.logLevel = ProcessInfo.processInfo.environment["ARCUS_BENCH_LOG"] == nil ? .warning : .debug
-        agent = try Agent(configuration: configuration, metricsFactory: PrometheusMetricsFactory(registry: registry), logger: logger, transports: [transport])
-    }
-
-    /// Where the transport listens, once it has bound its port.
-    func listeningAddress() async throws -> LANAddress {
-        for _ in 0..<1000 {
-            if let address = try? LANAddress(parsing: transport.localEndpoint.address), address.port != 0 { return address }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        throw BenchError("the source's LAN transport did not start listening within 10 s")
-    }
-
-    /// `arcus_link_bytes_total{transport="lan",direction=…}`, as the agent's metrics count it.
-    func linkBytes(direction: String) -> Int {
-        let text = String(decoding: registry.emitToBuffer(), as: UTF8.self)
-        let prefix = #"arcus_link_bytes_total{transport="lan",direction="\#(direction)"} "#
-        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) else { return 0 }
-        return Int(Double(line.dropFirst(prefix.count)) ?? 0)
-    }
-}
-
-/// Runs agents as services (their transports, sessions and sync) until `stop()`.
-private final class BenchServices: Sendable {
-    private let running = Mutex<[(group: ServiceGroup, task: Task<Void, Never>)]>([])
-
-    func start(_ agent: Agent) {
-        var logger = Logger(label: "arcus.bench")
-        logger.logLevel = .warning
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [.init(service: agent)], logger: logger))
-        let task = Task { _ = try? await group.run() }
-        running.withLock { $0.append((group, task)) }
-    }
-
-    /// Stops the agents, the last started first, and waits until each has stopped.
-    func stop() async {
-        for (group, task) in running.withLock({ $0 }).reversed() {
-            await group.triggerGracefulShutdown()
-            await task.value
-        }
     }
 }
