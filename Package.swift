@@ -64,6 +64,8 @@ let package = Package(
         ),
         // libavahi-client, for LAN discovery over mDNS (through avahi-daemon on the system bus).
         .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
+        // BlueZ's headers, for L2CAP LE credit-based channels (sockets only; no libbluetooth calls).
+        .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         // Links without radios: in-process pairs that model MTU, bandwidth, latency and drops.
         .target(name: "ArcusLoopback", dependencies: ["ArcusMesh"], swiftSettings: optimized),
         // Links over TCP on the local network, on SwiftNIO: a listener, a dialer, static peers.
