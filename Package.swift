@@ -78,6 +78,9 @@ let package = Package(
             ],
             swiftSettings: optimized
         ),
+        // Links over Bluetooth LE L2CAP credit-based channels (BlueZ sockets), and the emulated
+        // radio that runs the same socket code over AF_UNIX SOCK_SEQPACKET, for CI.
+        .target(name: "ArcusBluetooth", dependencies: ["ArcusMesh", "CBlueZ"], swiftSettings: optimized),
         // Composition of every part: the agent process and its HTTP API, the demo, the benchmark runners.
         .target(
             name: "ArcusAgent",
@@ -126,6 +129,10 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
+        ),
+        .testTarget(
+            name: "ArcusBluetoothTests",
+            dependencies: ["ArcusBluetooth", "ArcusMesh", "ArcusTestSupport", "ArcusTransportConformance"]
         ),
         .testTarget(
             name: "ArcusSyncTests",
