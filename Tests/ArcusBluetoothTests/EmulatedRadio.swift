@@ -1,0 +1,46 @@
+import ArcusBluetooth
+import ArcusMesh
+import Foundation
+import Synchronization
+
+/// A fresh directory for one test's emulated radio, short enough for sun_path.
+func temporaryRadioDirectory() throws -> String {
+    var template = Array("/tmp/arcus-ble-XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+    return String(cString: made)
+}
+
+/// Emulated-radio transports sharing one directory, and the topology file that moves them in
+/// and out of each other's range.
+final class EmulatedRadioFixture: Sendable {
+    let settings: EmulatedRadioSettings
+    let transports: [BluetoothTransport]
+    private let cut = Mutex<Set<[Int]>>([])
+
+    init(count: Int, phy: EmulatedPHY? = nil) throws {
+        let settings = EmulatedRadioSettings(directory: try temporaryRadioDirectory(), phy: phy, scanInterval: .milliseconds(200))
+        self.settings = settings
+        transports = (0..<count).map { BluetoothTransport(radio: .emulated(settings), peer: .numbered($0)) }
+    }
+
+    /// Writes topology.json: everyone hears everyone except the pairs cut.
+    func setReachable(_ a: Int, _ b: Int, _ reachable: Bool) throws {
+        let pairs = cut.withLock { cut in
+            if reachable { cut.remove([a, b]); cut.remove([b, a]) } else { cut.insert([a, b]); cut.insert([b, a]) }
+            return cut
+        }
+        var hears: [String: [String]] = [:]
+        for listener in transports.indices {
+            hears[PeerID.numbered(listener).description] = transports.indices
+                .filter { $0 != listener && !pairs.contains([listener, $0]) }
+                .map { PeerID.numbered($0).description }
+        }
+        try EmulatedTopology(hears: hears).write(to: settings.topologyPath)
+    }
+}
+
+extension PeerID {
+    static func numbered(_ index: Int) -> PeerID {
+        PeerID(bytes: [UInt8](repeating: UInt8(index), count: PeerID.size))!
+    }
+}
