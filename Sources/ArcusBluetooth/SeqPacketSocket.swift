@@ -65,35 +65,30 @@ public final class SeqPacketSocket: Sendable, CustomStringConvertible {
     // MARK: Addresses
 
     public func bind(_ address: L2CAPAddress) throws {
-        var sockaddr = address.sockaddr
-        let result = withUnsafePointer(to: &sockaddr) {
-            $0.withMemoryRebound(to: Glibc.sockaddr.self, capacity: 1) { Glibc.bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_l2>.size)) }
-        }
-        guard result == 0 else { throw failure(.bind) }
+        try call(.bind, with: address.sockaddr, Glibc.bind)
     }
 
     public func bind(_ path: UnixSocketPath) throws {
-        var sockaddr = path.sockaddr
-        let result = withUnsafePointer(to: &sockaddr) {
-            $0.withMemoryRebound(to: Glibc.sockaddr.self, capacity: 1) { Glibc.bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard result == 0 else { throw failure(.bind) }
+        try call(.bind, with: path.sockaddr, Glibc.bind)
     }
 
     public func connect(_ address: L2CAPAddress) throws {
-        var sockaddr = address.sockaddr
-        let result = withUnsafePointer(to: &sockaddr) {
-            $0.withMemoryRebound(to: Glibc.sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_l2>.size)) }
-        }
-        guard result == 0 else { throw failure(.connect) }
+        try call(.connect, with: address.sockaddr, Glibc.connect)
     }
 
     public func connect(_ path: UnixSocketPath) throws {
-        var sockaddr = path.sockaddr
-        let result = withUnsafePointer(to: &sockaddr) {
-            $0.withMemoryRebound(to: Glibc.sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        try call(.connect, with: path.sockaddr, Glibc.connect)
+    }
+
+    /// Calls bind or connect with `address` (a sockaddr_l2 or sockaddr_un) seen as a sockaddr.
+    private func call<Address>(
+        _ operation: SocketOperation, with address: Address,
+        _ syscall: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32
+    ) throws {
+        let result = withUnsafeBytes(of: address) { bytes in
+            syscall(descriptor, bytes.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(bytes.count))
         }
-        guard result == 0 else { throw failure(.connect) }
+        guard result == 0 else { throw failure(operation) }
     }
 
     /// The L2CAP address this socket is bound to; after binding PSM 0, the dynamic PSM the kernel
