@@ -142,7 +142,11 @@ public final class BluetoothTransport: Transport {
             state.listener = listener
             state.topology = topology
         }
-        listener.start { [weak self] accepted in self?.accept(accepted, settings) }
+        listener.start { [weak self] accepted in
+            // Off the listener's thread: a dialler slow to say hello must not hold up the others.
+            guard let self else { return accepted.close() }
+            Thread { self.accept(accepted, settings) }.start()
+        }
         try advert(settings).write(to: settings.advertPath(of: peer.description))
         scan(settings)
 
