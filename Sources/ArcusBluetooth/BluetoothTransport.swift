@@ -183,8 +183,11 @@ public final class BluetoothTransport: Transport {
         var heard: Set<PeerID> = []
         let names = (try? FileManager.default.contentsOfDirectory(atPath: settings.advertsDirectory)) ?? []
         for name in names where name != peer.description {
+            // Dials go to the socket named after the id, never to a path an advert names: an
+            // advert whose file name, id and socket disagree is not a peer's.
             guard let advert = EmulatedAdvert.read(settings.advertPath(of: name)), let remote = advert.peerID,
-                  remote.description == name, advert.isFresh(now: now), topology.hears(peer, remote)
+                  remote.description == name, advert.socket == settings.socketPath(of: name),
+                  advert.mesh == meshHash, advert.isFresh(now: now), topology.hears(peer, remote)
             else { continue }
             heard.insert(remote)
         }

@@ -55,7 +55,7 @@ struct EmulatedRadioHostileInputTests {
         #expect(try await link.incoming.remaining(within: .seconds(30)) == [[7]])
     }
 
-    @Test("adverts that are stale, malformed or misnamed are ignored; a fresh one appears, then ages out")
+    @Test("adverts stale, malformed, misnamed, of another mesh or naming another socket are ignored; a fresh one appears, then ages out")
     func adverts() async throws {
         let fixture = try EmulatedRadioFixture(count: 1)
         let a = fixture.transports[0]
@@ -63,13 +63,17 @@ struct EmulatedRadioHostileInputTests {
         try await a.start()
         defer { Task { await a.stop() } }
 
-        func advert(_ peer: PeerID, age: Double) -> String {
+        func advert(_ peer: PeerID, age: Double, mesh: String = "", socket: String? = nil) -> String {
             let time = Date().timeIntervalSince1970 - age
-            return #"{"peer":"\#(peer)","mesh":"","socket":"/nonexistent","time":\#(time)}"#
+            let socket = socket ?? fixture.settings.socketPath(of: peer.description)
+            return #"{"peer":"\#(peer)","mesh":"\#(mesh)","socket":"\#(socket)","time":\#(time)}"#
         }
         let stale = PeerID.numbered(5), fresh = PeerID.numbered(6), misnamed = PeerID.numbered(7)
+        let otherMesh = PeerID.numbered(10), elsewhere = PeerID.numbered(11)
         let adverts = [
             stale.description: advert(stale, age: 10),
+            otherMesh.description: advert(otherMesh, age: 0, mesh: "another mesh"),
+            elsewhere.description: advert(elsewhere, age: 0, socket: "/run/some-other.sock"),
             misnamed.description: advert(fresh, age: 0),
             "not-a-peer": advert(fresh, age: 0),
             PeerID.numbered(8).description: "{\"peer\": 1",
