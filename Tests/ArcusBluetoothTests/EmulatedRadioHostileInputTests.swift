@@ -63,31 +63,43 @@ struct EmulatedRadioHostileInputTests {
         try await a.start()
         defer { Task { await a.stop() } }
 
-        func advert(_ peer: PeerID, age: Double, mesh: String = "", socket: String? = nil) -> String {
+        let settings = fixture.settings
+        @Sendable func advert(_ peer: PeerID, age: Double, mesh: String = "", socket: String? = nil) -> String {
             let time = Date().timeIntervalSince1970 - age
-            let socket = socket ?? fixture.settings.socketPath(of: peer.description)
+            let socket = socket ?? settings.socketPath(of: peer.description)
             return #"{"peer":"\#(peer)","mesh":"\#(mesh)","socket":"\#(socket)","time":\#(time)}"#
         }
         let stale = PeerID.numbered(5), fresh = PeerID.numbered(6), misnamed = PeerID.numbered(7)
         let otherMesh = PeerID.numbered(10), elsewhere = PeerID.numbered(11)
-        let adverts = [
-            stale.description: advert(stale, age: 10),
-            otherMesh.description: advert(otherMesh, age: 0, mesh: "another mesh"),
-            elsewhere.description: advert(elsewhere, age: 0, socket: "/run/some-other.sock"),
-            misnamed.description: advert(fresh, age: 0),
-            "not-a-peer": advert(fresh, age: 0),
-            PeerID.numbered(8).description: "{\"peer\": 1",
-            PeerID.numbered(9).description: String(repeating: " ", count: 100_000) + advert(.numbered(9), age: 0),
-            fresh.description: advert(fresh, age: 0),
-        ]
-        for (name, text) in adverts {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: fixture.settings.advertPath(of: name)))
+        @Sendable func writeAdverts() throws {
+            let adverts = [
+                stale.description: advert(stale, age: 10),
+                otherMesh.description: advert(otherMesh, age: 0, mesh: "another mesh"),
+                elsewhere.description: advert(elsewhere, age: 0, socket: "/run/some-other.sock"),
+                misnamed.description: advert(fresh, age: 0),
+                "not-a-peer": advert(fresh, age: 0),
+                PeerID.numbered(8).description: "{\"peer\": 1",
+                PeerID.numbered(9).description: String(repeating: " ", count: 100_000) + advert(.numbered(9), age: 0),
+                fresh.description: advert(fresh, age: 0),
+            ]
+            for (name, text) in adverts {
+                try Data(text.utf8).write(to: URL(fileURLWithPath: settings.advertPath(of: name)), options: .atomic)
+            }
+        }
+        // Re-advertised every half second, as a live peer would, until the test stops it.
+        let advertising = Task {
+            while !Task.isCancelled {
+                try writeAdverts()
+                try await Task.sleep(for: .milliseconds(500))
+            }
         }
         let freshEndpoint = TransportEndpoint(kind: .bluetooth, address: fresh.description, peer: fresh)
         try await log.appeared(freshEndpoint, within: .seconds(30))
         try await Task.sleep(for: .seconds(1))
         #expect(await a.reachablePeers == [freshEndpoint])
-        // Nobody rewrites it: three seconds on, it is a peer gone quiet.
+        // Nobody rewrites it now: three seconds on, it is a peer gone quiet.
+        advertising.cancel()
+        _ = await advertising.result
         try await log.lost(freshEndpoint, within: .seconds(30))
         #expect(await a.reachablePeers.isEmpty)
     }
