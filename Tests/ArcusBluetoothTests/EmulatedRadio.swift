@@ -1,5 +1,6 @@
 import ArcusBluetooth
 import ArcusMesh
+import ArcusTransportConformance
 import Foundation
 import Synchronization
 
@@ -21,6 +22,18 @@ final class EmulatedRadioFixture: Sendable {
         let settings = EmulatedRadioSettings(directory: try temporaryRadioDirectory(), phy: phy, scanInterval: .milliseconds(200))
         self.settings = settings
         transports = (0..<count).map { BluetoothTransport(radio: .emulated(settings), peer: .numbered($0)) }
+    }
+
+    /// Starts every transport, their events recorded from before the start.
+    func start() async throws -> [TransportEventLog] {
+        let logs = transports.map { TransportEventLog($0.events) }
+        for transport in transports { try await transport.start() }
+        return logs
+    }
+
+    /// Stops every transport, in the background (for a test's `defer`).
+    func stopLater() {
+        Task { for transport in transports { await transport.stop() } }
     }
 
     /// Writes topology.json: everyone hears everyone except the pairs cut.

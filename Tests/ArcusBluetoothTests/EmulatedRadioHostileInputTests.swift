@@ -13,9 +13,8 @@ struct EmulatedRadioHostileInputTests {
     func badHellos() async throws {
         let fixture = try EmulatedRadioFixture(count: 2)
         let (a, b) = (fixture.transports[0], fixture.transports[1])
-        let logs = fixture.transports.map { TransportEventLog($0.events) }
-        for transport in fixture.transports { try await transport.start() }
-        defer { Task { for transport in fixture.transports { await transport.stop() } } }
+        let logs = try await fixture.start()
+        defer { fixture.stopLater() }
 
         let path = try UnixSocketPath(fixture.settings.socketPath(of: b.peer.description))
         let garbage: [[UInt8]] = [[], [1, 2, 3], Array("ARCUS-BLE1".utf8), [UInt8](repeating: 0x41, count: 4_000)]
@@ -41,9 +40,8 @@ struct EmulatedRadioHostileInputTests {
     func oversizeSDU() async throws {
         let fixture = try EmulatedRadioFixture(count: 1)
         let b = fixture.transports[0]
-        let log = TransportEventLog(b.events)
-        try await b.start()
-        defer { Task { await b.stop() } }
+        let log = try await fixture.start()[0]
+        defer { fixture.stopLater() }
 
         let intruder = PeerID.numbered(9)
         let raw = try SeqPacketSocket.unix()
@@ -59,9 +57,8 @@ struct EmulatedRadioHostileInputTests {
     func adverts() async throws {
         let fixture = try EmulatedRadioFixture(count: 1)
         let a = fixture.transports[0]
-        let log = TransportEventLog(a.events)
-        try await a.start()
-        defer { Task { await a.stop() } }
+        let log = try await fixture.start()[0]
+        defer { fixture.stopLater() }
 
         let settings = fixture.settings
         @Sendable func advert(_ peer: PeerID, age: Double, mesh: String = "", socket: String? = nil) -> String {

@@ -14,9 +14,8 @@ struct EmulatedTopologyTests {
         // a hears only c; b and c hear everyone.
         try EmulatedTopology(hears: [PeerID.numbered(0).description: [PeerID.numbered(2).description]])
             .write(to: fixture.settings.topologyPath)
-        let logs = fixture.transports.map { TransportEventLog($0.events) }
-        for transport in fixture.transports { try await transport.start() }
-        defer { Task { for transport in fixture.transports { await transport.stop() } } }
+        let logs = try await fixture.start()
+        defer { fixture.stopLater() }
 
         try await logs[0].appeared(c.localEndpoint, within: .seconds(30))
         try await logs[1].appeared(a.localEndpoint, within: .seconds(30))
@@ -37,9 +36,8 @@ struct EmulatedTopologyTests {
     func rangeChangeSevers() async throws {
         let fixture = try EmulatedRadioFixture(count: 2)
         let (a, b) = (fixture.transports[0], fixture.transports[1])
-        let logs = fixture.transports.map { TransportEventLog($0.events) }
-        for transport in fixture.transports { try await transport.start() }
-        defer { Task { for transport in fixture.transports { await transport.stop() } } }
+        let logs = try await fixture.start()
+        defer { fixture.stopLater() }
         try await logs[0].appeared(b.localEndpoint, within: .seconds(30))
 
         let opened = try await a.open(to: b.localEndpoint)
