@@ -6,10 +6,25 @@ import Synchronization
 
 /// A fresh directory for one test's emulated radio, short enough for sun_path.
 func temporaryRadioDirectory() throws -> String {
+    _ = sweptOldDirectories
     var template = Array("/tmp/arcus-ble-XXXXXX".utf8CString)
     guard let made = mkdtemp(&template) else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
     return String(cString: made)
 }
+
+/// Transports a test leaves running (the conformance suite's link pairs) leave their sockets and
+/// adverts behind when the process exits: each test process first removes the radio
+/// directories that earlier runs left more than ten minutes ago.
+private let sweptOldDirectories: Void = {
+    let manager = FileManager.default
+    let cutoff = Date().addingTimeInterval(-600)
+    for name in (try? manager.contentsOfDirectory(atPath: "/tmp")) ?? [] where name.hasPrefix("arcus-ble-") {
+        let path = "/tmp/" + name
+        if let modified = (try? manager.attributesOfItem(atPath: path))?[.modificationDate] as? Date, modified < cutoff {
+            try? manager.removeItem(atPath: path)
+        }
+    }
+}()
 
 /// Emulated-radio transports sharing one directory, and the topology file that moves them in
 /// and out of each other's range.
