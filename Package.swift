@@ -64,6 +64,8 @@ let package = Package(
         ),
         // libavahi-client, for LAN discovery over mDNS (through avahi-daemon on the system bus).
         .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
+        // BlueZ's headers, for L2CAP LE credit-based channels (sockets only; no libbluetooth calls).
+        .systemLibrary(name: "CBlueZ", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         // Links without radios: in-process pairs that model MTU, bandwidth, latency and drops.
         .target(name: "ArcusLoopback", dependencies: ["ArcusMesh"], swiftSettings: optimized),
         // Links over TCP on the local network, on SwiftNIO: a listener, a dialer, static peers.
@@ -76,6 +78,9 @@ let package = Package(
             ],
             swiftSettings: optimized
         ),
+        // Links over Bluetooth LE L2CAP credit-based channels (BlueZ sockets), and the emulated
+        // radio that runs the same socket code over AF_UNIX SOCK_SEQPACKET, for CI.
+        .target(name: "ArcusBluetooth", dependencies: ["ArcusMesh", "CBlueZ"], swiftSettings: optimized),
         // Composition of every part: the agent process and its HTTP API, the demo, the benchmark runners.
         .target(
             name: "ArcusAgent",
@@ -124,6 +129,10 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
+        ),
+        .testTarget(
+            name: "ArcusBluetoothTests",
+            dependencies: ["ArcusBluetooth", "ArcusMesh", "ArcusTestSupport", "ArcusTransportConformance"]
         ),
         .testTarget(
             name: "ArcusSyncTests",

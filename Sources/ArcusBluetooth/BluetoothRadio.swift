@@ -1,0 +1,62 @@
+/// What a `BluetoothTransport` runs on, chosen when it is made.
+public enum BluetoothRadio: Sendable {
+    /// The machine's adapter through BlueZ: L2CAP LE credit-based channels on a dynamic PSM.
+    case l2cap(L2CAPRadioSettings)
+    /// The emulated radio: the same channel code over AF_UNIX SOCK_SEQPACKET sockets in a
+    /// directory that every emulated peer on this machine shares (`--ble-emulated DIR`).
+    case emulated(EmulatedRadioSettings)
+}
+
+public struct L2CAPRadioSettings: Sendable {
+    /// The adapter to listen on; the wildcard lets the kernel choose.
+    public var adapter: L2CAPAddress
+    /// The largest SDU this end accepts (BT_RCVMTU).
+    public var receiveMTU: UInt16
+    public var security: BluetoothSecurityLevel
+
+    public init(adapter: L2CAPAddress = .any(), receiveMTU: UInt16 = UInt16(EmulatedLinkPair.defaultMTU), security: BluetoothSecurityLevel = .medium) {
+        self.adapter = adapter
+        self.receiveMTU = receiveMTU
+        self.security = security
+    }
+}
+
+public struct EmulatedRadioSettings: Sendable {
+    /// The shared directory: peers/<id>.sock, adverts/<id>, topology.json. Keep it short: socket
+    /// paths must fit sun_path (107 bytes), so DIR may be at most 63 bytes.
+    public var directory: String
+    /// Every emulated channel's SDU MTU.
+    public var mtu: Int
+    /// How sends are paced; nil sends as fast as the sockets take them.
+    public var phy: EmulatedPHY?
+    /// How often the directory is scanned for adverts and topology changes.
+    public var scanInterval: Duration
+
+    public init(directory: String, mtu: Int = EmulatedLinkPair.defaultMTU, phy: EmulatedPHY? = EmulatedPHY(), scanInterval: Duration = .milliseconds(500)) {
+        self.directory = directory
+        self.mtu = mtu
+        self.phy = phy
+        self.scanInterval = scanInterval
+    }
+
+    public var peersDirectory: String { directory + "/peers" }
+    public var advertsDirectory: String { directory + "/adverts" }
+    public var topologyPath: String { directory + "/topology.json" }
+    public func socketPath(of peer: String) -> String { peersDirectory + "/\(peer).sock" }
+    public func advertPath(of peer: String) -> String { advertsDirectory + "/\(peer)" }
+}
+
+/// Advertising and scanning through bluetoothd's D-Bus API (LEAdvertisingManager1 for the
+/// service data, an LE discovery filter for the scan) is not written yet: until it is, the L2CAP
+/// radio cannot find peers, and `BluetoothTransport.start()` on it fails with this error after
+/// the channel listener is up. TODO(issue 7): implement BlueZ discovery over D-Bus.
+public struct BlueZDiscoveryNotImplemented: Error, Sendable, CustomStringConvertible {
+    /// The dynamic PSM the listener had bound before discovery was found missing.
+    public let psm: UInt16
+
+    public var description: String {
+        "Bluetooth LE discovery through bluetoothd (D-Bus advertising and scanning) is not implemented yet; "
+            + "the L2CAP listener bound PSM 0x\(String(psm, radix: 16)) but no peer can find it. "
+            + "Use `--ble-emulated DIR` for the emulated radio meanwhile."
+    }
+}

@@ -1,0 +1,280 @@
+import ArcusMesh
+import Foundation
+import Glibc
+import Synchronization
+
+/// Bluetooth LE peers: each advertises its id and mesh, scans for others, and links are L2CAP
+/// LE credit-based channels (`SeqPacketLink`s), one message per SDU.
+///
+/// The radio is chosen at init. On the emulated radio (see `EmulatedRadioSettings`) a peer
+/// listens on DIR/peers/<id>.sock, advertises by rewriting DIR/adverts/<id> every second and
+/// scans DIR/adverts; DIR/topology.json says who hears whom (`EmulatedTopology`), and a link
+/// between peers that stop hearing each other is severed. Only AF_UNIX sockets are used. The
+/// endpoint address of a peer is its id in hex.
+///
+/// A transport runs once; `stop()` it to withdraw its advert, close its listener and its links.
+public final class BluetoothTransport: Transport {
+    public let radio: BluetoothRadio
+    public let peer: PeerID
+    /// The hash of the mesh this peer belongs to, advertised so that scanners can skip others.
+    public let meshHash: String
+    public let events: AsyncStream<TransportEvent>
+    private let eventSink: AsyncStream<TransportEvent>.Continuation
+    private let state = Mutex(State())
+
+    private enum Phase { case idle, running, stopped }
+
+    private struct State {
+        var phase = Phase.idle
+        var listener: SeqPacketListener?
+        var links: [ObjectIdentifier: (link: SeqPacketLink, remote: PeerID)] = [:]
+        var reachable: [PeerID: TransportEndpoint] = [:]
+        /// Peers ever heard, to tell a stopped peer from an address nobody ever used.
+        var heard: Set<PeerID> = []
+        var topology = EmulatedTopology.everyoneHearsEveryone
+        var tasks: [Task<Void, Never>] = []
+    }
+
+    public init(radio: BluetoothRadio, peer: PeerID, meshHash: String = "") {
+        self.radio = radio
+        self.peer = peer
+        self.meshHash = meshHash
+        (events, eventSink) = AsyncStream.makeStream(of: TransportEvent.self)
+    }
+
+    public var kind: LinkKind { .bluetooth }
+
+    public var localEndpoint: TransportEndpoint { Self.endpoint(of: peer) }
+
+    public var reachablePeers: [TransportEndpoint] {
+        get async { state.withLock { Array($0.reachable.values) } }
+    }
+
+    private var name: String { "bluetooth \(peer)" }
+
+    private static func endpoint(of peer: PeerID) -> TransportEndpoint {
+        TransportEndpoint(kind: .bluetooth, address: peer.description, peer: peer)
+    }
+
+    // MARK: Running
+
+    /// Starts listening, advertising and scanning. On the L2CAP radio this throws
+    /// `BluetoothUnavailable` (with what to do) where the machine has no usable Bluetooth, and
+    /// `BlueZDiscoveryNotImplemented` otherwise, for now.
+    public func start() async throws {
+        let starts = try state.withLock { state throws(TransportError) -> Bool in
+            switch state.phase {
+            case .idle: return true
+            case .running: return false
+            case .stopped: throw .alreadyStopped(transport: name)
+            }
+        }
+        guard starts else { return }
+        switch radio {
+        case .l2cap(let settings): try startL2CAP(settings)
+        case .emulated(let settings): try startEmulated(settings)
+        }
+    }
+
+    public func stop() async {
+        let (listener, links, tasks, wasRunning) = state.withLock { state in
+            defer {
+                state.phase = .stopped
+                state.listener = nil
+                state.links = [:]
+                state.tasks = []
+                state.reachable = [:]
+            }
+            return (state.listener, Array(state.links.values), state.tasks, state.phase == .running)
+        }
+        for task in tasks { task.cancel() }
+        for task in tasks { await task.value }
+        listener?.close()
+        if wasRunning, case .emulated(let settings) = radio {
+            // Withdraw the advert and the socket: scanners lose this peer at their next scan.
+            try? FileManager.default.removeItem(atPath: settings.advertPath(of: peer.description))
+            try? FileManager.default.removeItem(atPath: settings.socketPath(of: peer.description))
+        }
+        for (link, _) in links { link.close() }
+        eventSink.finish()
+    }
+
+    public func open(to endpoint: TransportEndpoint) async throws -> any Link {
+        guard state.withLock({ $0.phase == .running }) else { throw TransportError.notRunning(transport: name) }
+        guard endpoint.kind == .bluetooth else { throw TransportError.wrongKind(endpoint, expected: .bluetooth) }
+        switch radio {
+        case .l2cap: throw TransportError.notRunning(transport: name)  // start() never succeeds on it yet
+        case .emulated(let settings): return try dialEmulated(endpoint, settings)
+        }
+    }
+
+    // MARK: The L2CAP radio
+
+    private func startL2CAP(_ settings: L2CAPRadioSettings) throws {
+        let socket = try SeqPacketSocket.l2cap()
+        try socket.setReceiveMTU(settings.receiveMTU)
+        try socket.setSecurity(settings.security)
+        var address = settings.adapter
+        address.psm = 0  // dynamic: the kernel picks one in 0x80...0xFF
+        try socket.bind(address)
+        try socket.listen()
+        let bound = try socket.boundL2CAPAddress()
+        socket.close()
+        throw BlueZDiscoveryNotImplemented(psm: bound.psm)
+    }
+
+    // MARK: The emulated radio
+
+    private func startEmulated(_ settings: EmulatedRadioSettings) throws {
+        let path = try UnixSocketPath(settings.socketPath(of: peer.description))
+        for directory in [settings.peersDirectory, settings.advertsDirectory] {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+        // A socket file left by a process that died would make bind fail with EADDRINUSE.
+        try? FileManager.default.removeItem(atPath: path.path)
+        let socket = try SeqPacketSocket.unix()
+        try socket.bind(path)
+        try socket.listen()
+        let listener = try SeqPacketListener(listening: socket)
+        let topology = EmulatedTopology.read(settings.topologyPath, previous: .everyoneHearsEveryone)
+        state.withLock { state in
+            state.phase = .running
+            state.listener = listener
+            state.topology = topology
+        }
+        listener.start { [weak self] accepted in
+            // Off the listener's thread: a dialler slow to say hello must not hold up the others.
+            guard let self else { return accepted.close() }
+            Thread { self.accept(accepted, settings) }.start()
+        }
+        try advert(settings).write(to: settings.advertPath(of: peer.description))
+        scan(settings)
+
+        let advertising = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: EmulatedAdvert.interval)
+                guard let self, !Task.isCancelled else { return }
+                try? self.advert(settings).write(to: settings.advertPath(of: self.peer.description))
+            }
+        }
+        let scanning = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: settings.scanInterval)
+                guard let self, !Task.isCancelled else { return }
+                self.scan(settings)
+            }
+        }
+        state.withLock { $0.tasks += [advertising, scanning] }
+    }
+
+    private func advert(_ settings: EmulatedRadioSettings) -> EmulatedAdvert {
+        EmulatedAdvert(
+            peer: peer.description, mesh: meshHash, socket: settings.socketPath(of: peer.description),
+            time: Date().timeIntervalSince1970
+        )
+    }
+
+    /// One scan: re-reads the topology (severing links now out of range), then the adverts,
+    /// and announces the peers that came and went.
+    private func scan(_ settings: EmulatedRadioSettings) {
+        let previous = state.withLock { $0.topology }
+        let topology = EmulatedTopology.read(settings.topologyPath, previous: previous)
+        let now = Date().timeIntervalSince1970
+        var heard: Set<PeerID> = []
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: settings.advertsDirectory)) ?? []
+        for name in names where name != peer.description {
+            // Dials go to the socket named after the id, never to a path an advert names: an
+            // advert whose file name, id and socket disagree is not a peer's.
+            guard let advert = EmulatedAdvert.read(settings.advertPath(of: name)), let remote = advert.peerID,
+                  remote.description == name, advert.socket == settings.socketPath(of: name),
+                  advert.mesh == meshHash, advert.isFresh(now: now), topology.hears(peer, remote)
+            else { continue }
+            heard.insert(remote)
+        }
+        let severed = state.withLock { state -> [SeqPacketLink] in
+            guard state.phase == .running else { return [] }
+            state.topology = topology
+            for lost in state.reachable.keys where !heard.contains(lost) {
+                eventSink.yield(.peerLost(Self.endpoint(of: lost)))
+                state.reachable[lost] = nil
+            }
+            for remote in heard.sorted() where state.reachable[remote] == nil {
+                state.reachable[remote] = Self.endpoint(of: remote)
+                state.heard.insert(remote)
+                eventSink.yield(.peerAppeared(Self.endpoint(of: remote)))
+            }
+            return state.links.values.filter { !topology.inRange(peer, $0.remote) }.map(\.link)
+        }
+        for link in severed { link.close() }
+    }
+
+    private func dialEmulated(_ endpoint: TransportEndpoint, _ settings: EmulatedRadioSettings) throws -> any Link {
+        guard let remote = Hex.decode(endpoint.address).flatMap({ PeerID(bytes: $0) }) else {
+            throw TransportError.unknownEndpoint(endpoint)
+        }
+        let (cached, everHeard) = state.withLock { ($0.topology, $0.heard.contains(remote)) }
+        // Read afresh: a dial must not get through in the half second before the next scan.
+        let topology = EmulatedTopology.read(settings.topologyPath, previous: cached)
+        let path = settings.socketPath(of: remote.description)
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw everHeard ? TransportError.peerStopped(endpoint) : TransportError.unknownEndpoint(endpoint)
+        }
+        guard topology.inRange(peer, remote) else { throw TransportError.unreachable(endpoint) }
+        let socket = try SeqPacketSocket.unix()
+        do {
+            try socket.connect(try UnixSocketPath(path))
+            guard try socket.sendWithoutBlocking(LinkHello.encode(peer)) else { throw TransportError.unreachable(endpoint) }
+        } catch let error as SocketError {
+            // ECONNREFUSED: the file is there but nobody listens (the peer died).
+            if error.errno == ECONNREFUSED || error.errno == ENOENT { throw TransportError.peerStopped(endpoint) }
+            throw error
+        }
+        return try track(socket, remote: remote, settings)
+    }
+
+    /// An accepted channel: the dialler's hello says who it is; one out of range, or malformed,
+    /// is closed unannounced.
+    private func accept(_ socket: SeqPacketSocket, _ settings: EmulatedRadioSettings) {
+        let topology = EmulatedTopology.read(settings.topologyPath, previous: state.withLock { $0.topology })
+        guard let remote = LinkHello.read(from: socket), topology.inRange(peer, remote),
+              state.withLock({ $0.phase == .running })
+        else {
+            socket.close()
+            return
+        }
+        guard let link = try? track(socket, remote: remote, settings) else { return }
+        let announced = state.withLock { state in
+            guard state.phase == .running else { return false }
+            eventSink.yield(.linkAccepted(link, from: Self.endpoint(of: remote)))
+            return true
+        }
+        if !announced { link.close() }
+    }
+
+    /// Makes `socket` a link that the transport closes when it stops, and forgets once closed.
+    /// On failure the socket is closed (by the link, once it has one).
+    private func track(_ socket: SeqPacketSocket, remote: PeerID, _ settings: EmulatedRadioSettings) throws -> SeqPacketLink {
+        let link: SeqPacketLink
+        do {
+            try socket.setSendBuffer(bytes: EmulatedLinkPair.sendBuffer(mtu: settings.mtu))
+            link = try SeqPacketLink(
+                socket: socket, mtu: settings.mtu, description: "bluetooth emulated \(peer) <-> \(remote)", phy: settings.phy
+            )
+        } catch {
+            socket.close()
+            throw error
+        }
+        let id = ObjectIdentifier(link)
+        let kept = state.withLock { state in
+            guard state.phase == .running else { return false }
+            state.links[id] = (link, remote)
+            return true
+        }
+        guard kept else {
+            link.close()
+            throw TransportError.notRunning(transport: name)
+        }
+        link.onClose { [weak self] in self?.state.withLock { _ = $0.links.removeValue(forKey: id) } }
+        return link
+    }
+}
