@@ -1,5 +1,6 @@
 import ArcusMesh
 import NIOCore
+import Synchronization
 
 /// A TCP connection to one peer, carrying length-prefixed frames: a `Link` of kind `.lan`.
 ///
@@ -17,6 +18,7 @@ public final class LANLink: Link {
     public let description: String
     public let incoming: AsyncStream<[UInt8]>
     private let ends: LANChannelEnds
+    private let unconfirmed = UnconfirmedBytes(limit: LANLinkLimits.writerSlackBytes)
 
     init(_ ends: LANChannelEnds, remote: TransportEndpoint, mtu: Int, accepted: Bool) {
         self.ends = ends
@@ -45,6 +47,13 @@ public final class LANLink: Link {
         guard ends.channel.isActive else { throw LinkError.closed }
         do {
             try await ends.writer.write(message)
+            // NIO's async writer takes writes while it last knew the channel writable, and learns
+            // otherwise only when the event loop has written what it took: on a busy loop it can
+            // run far ahead of the watermark. Every `writerSlackBytes`, wait for the loop to catch
+            // up, so that what the writer holds stays bounded (LANLinkLimits.bufferLimit).
+            if unconfirmed.add(message.count + LANFrameDecoder.headerSize) {
+                try await ends.channel.eventLoop.submit {}.get()
+            }
         } catch {
             // The writer fails in NIO's own terms once the channel is gone; callers know links.
             if Task.isCancelled { throw CancellationError() }
@@ -54,5 +63,24 @@ public final class LANLink: Link {
 
     public func close() {
         ends.channel.close(promise: nil)
+    }
+}
+
+/// Bytes handed to the writer since the event loop last confirmed it had taken them.
+private final class UnconfirmedBytes: Sendable {
+    private let bytes = Mutex(0)
+    private let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Counts `count` more; true (and the count starts again) once `limit` is reached, when the
+    /// caller should wait for the loop.
+    func add(_ count: Int) -> Bool {
+        bytes.withLock { bytes in
+            bytes += count
+            guard bytes >= limit else { return false }
+            bytes = 0
+            return true
+        }
     }
 }

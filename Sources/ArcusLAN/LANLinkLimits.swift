@@ -24,14 +24,17 @@ public struct LANLinkLimits: Sendable, Hashable {
 
     /// The most bytes one socket read takes; a link reads once each time it wants more.
     static let readBytes = 64 * 1024
+    /// Bytes a link hands NIO's writer before it waits for the event loop to have taken them.
+    static let writerSlackBytes = 16 * 1024
 
     /// The most bytes of messages one direction of a link holds, sent but not yet taken from
     /// `incoming`, before `send` suspends: the channel's write buffer and the message that filled
-    /// it, both kernels' queues, one read, a partial frame, and the unread messages. Linux
+    /// it, what NIO's writer took ahead of the event loop (`writerSlackBytes` and a message), both
+    /// kernels' queues, one read, a partial frame, and the unread messages. Linux
     /// doubles the buffer sizes asked of it and lets a queue overshoot them (its accounting is by
     /// segment, not byte), so each kernel is counted at four times what was asked.
     public var bufferLimit: Int {
-        let channel = writeBufferBytes + mtu
+        let channel = writeBufferBytes + mtu + Self.writerSlackBytes + mtu
         let kernels = 2 * 4 * socketBufferBytes
         let reading = Self.readBytes + mtu + LANFrameDecoder.headerSize + incomingMessages * mtu
         return channel + kernels + reading
