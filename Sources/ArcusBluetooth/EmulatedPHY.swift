@@ -41,10 +41,14 @@ public struct EmulatedPHY: Sendable, Hashable, CustomStringConvertible {
         Double(mtu) * 1e9 / Double(airtimeNanoseconds(sduBytes: mtu))
     }
 
-    /// Bytes that may be on the air (paced, not yet delivered) at once: a connection interval's
-    /// worth at the PHY's rate, and at least one SDU.
+    /// Bytes that may be on the air (paced, not yet delivered) at once. An LE credit-based channel
+    /// grants the sender credits for several SDUs, so a busy link stays busy across connection
+    /// events: twice what the PHY moves in one connection interval plus two SDUs (more than the
+    /// bandwidth-delay product, so pacing alone sets the rate), and at least four SDUs. Still
+    /// bounded, so a slow consumer holds the producer back.
     func bytesInFlight(mtu: Int) -> Int {
-        max(mtu, Int(goodputBytesPerSecond(mtu: mtu) * Double(latencyNanoseconds) / 1e9))
+        let perInterval = goodputBytesPerSecond(mtu: mtu) * Double(latencyNanoseconds) / 1e9
+        return max(4 * mtu, Int(perInterval * 2) + 2 * mtu)
     }
 
     public var description: String { "\(Int(bitsPerSecond)) bit/s PHY, \(connectionInterval) connection interval" }

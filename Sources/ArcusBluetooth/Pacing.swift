@@ -36,7 +36,9 @@ struct Pacing {
         guard let phy else { return .now(due: now) }
         if scheduled?.id != id {
             guard inFlightBytes == 0 || inFlightBytes + size <= limit else { return .full }
-            let start = max(busyUntil, now > Self.catchUpNanoseconds ? now - Self.catchUpNanoseconds : 0)
+            // A radio busy until just now goes on from where it was (a thread woken late must not
+            // lower the rate); an idle one starts now (backdating it would beat the latency).
+            let start = busyUntil + Self.catchUpNanoseconds >= now ? busyUntil : now
             busyUntil = start + phy.airtimeNanoseconds(sduBytes: size)
             scheduled = (id, busyUntil)
         }
