@@ -5,7 +5,7 @@ import Foundation
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure Arcus and print figures, one JSON line per run.",
-        subcommands: [BenchTrace.self, BenchStore.self, BenchLAN.self, BenchWriteLoad.self]
+        subcommands: [BenchTrace.self, BenchStore.self, BenchLAN.self, BenchBLE.self, BenchWriteLoad.self]
     )
 }
 
@@ -153,6 +153,60 @@ struct BenchLAN: AsyncParsableCommand {
         if let scratch { options.scratch = URL(fileURLWithPath: scratch) }
         let progress: ((String, Double) -> Void)? = quiet ? nil : { phase, share in Terminal.progress(phase, share: share) }
         let figures = try await LANBench(options: options).run(progress: progress)
+        if !quiet { Terminal.clearProgress() }
+        print(figures.jsonLine)
+    }
+}
+
+struct BenchBLE: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ble-emulated",
+        abstract: "Two agents over one emulated Bluetooth LE link: bulk goodput against the link rate, and one update's latency.",
+        discussion: """
+            Runs two agents in this process linked by the emulated radio (AF_UNIX SOCK_SEQPACKET, the \
+            same channel code as L2CAP, paced as an LE PHY with L2CAP and link-layer overhead and a \
+            connection interval of latency), sealed as agents run. A fresh follower catches up --docs \
+            fleet-shaped documents: goodput_ratio is the sync bytes per second from the link coming up \
+            until the last document, over the rate the link carries in full SDUs (what l2test would \
+            measure). Then --updates single updates, against the link's latency. Build with -c release.
+            """
+    )
+
+    @Option(help: "How many documents the bulk sync carries.")
+    var docs = 30_000
+
+    @Option(help: "How many single updates to time.")
+    var updates = 100
+
+    @Option(help: "The PHY's rate in bits per second (1000000 for LE 1M, 2000000 for LE 2M).")
+    var rate = 1_000_000.0
+
+    @Option(help: "The connection interval in milliseconds (the link's one-way latency).")
+    var interval = 7.5
+
+    @Option(help: "The SDU MTU in bytes.")
+    var mtu = 247
+
+    @Flag(help: "Print no progress on standard error.")
+    var quiet = false
+
+    func validate() throws {
+        guard docs >= 10 else { throw ValidationError("--docs must be at least 10") }
+        guard updates >= 1 else { throw ValidationError("--updates must be at least 1") }
+        guard rate >= 10_000 else { throw ValidationError("--rate must be at least 10000 bit/s") }
+        guard interval > 0 && interval <= 4000 else { throw ValidationError("--interval must be between 0 and 4000 ms") }
+        guard (23...65535).contains(mtu) else { throw ValidationError("--mtu must be between 23 and 65535") }
+    }
+
+    func run() async throws {
+        var options = BLEBench.Options()
+        options.documents = docs
+        options.updates = updates
+        options.mtu = mtu
+        options.bitsPerSecond = rate
+        options.connectionInterval = .microseconds(Int64(interval * 1000))
+        let progress: ((String, Double) -> Void)? = quiet ? nil : { phase, share in Terminal.progress(phase, share: share) }
+        let figures = try await BLEBench(options: options).run(progress: progress)
         if !quiet { Terminal.clearProgress() }
         print(figures.jsonLine)
     }

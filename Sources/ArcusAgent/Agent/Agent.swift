@@ -1,3 +1,4 @@
+import ArcusBluetooth
 import ArcusCRDT
 import ArcusLAN
 import ArcusLoopback
@@ -77,6 +78,8 @@ public final class Agent: Service, Sendable {
                 switch choice {
                 case .lan:
                     made.append(Self.lanTransport(configuration, identity: identity, credential: connector?.handshake.credential, logger: logger))
+                case .ble:
+                    made.append(Self.bluetoothTransport(configuration, identity: identity, credential: connector?.handshake.credential))
                 default:
                     // An in-process network of its own: the seam every transport plugs into.
                     made.append(LoopbackTransport(name: configuration.name, peer: identity.peerID, on: LoopbackNetwork(kind: .loopback)))
@@ -107,6 +110,14 @@ public final class Agent: Service, Sendable {
             warn: { [logger] warning in logger.warning("\(warning)") }
         )
         return LANTransport(listeningOn: listen, peer: identity.peerID, discovery: [statics, mdns])
+    }
+
+    /// Bluetooth LE: the emulated radio in `--ble-emulated DIR`, or the machine's adapter through
+    /// BlueZ. Where the machine has no usable Bluetooth, starting it logs why and what to do, and
+    /// the agent goes on with its other transports.
+    private static func bluetoothTransport(_ configuration: AgentConfiguration, identity: PeerIdentity, credential: MeshCredential?) -> BluetoothTransport {
+        let radio: BluetoothRadio = configuration.bleEmulatedDirectory.map { .emulated(EmulatedRadioSettings(directory: $0)) } ?? .l2cap(L2CAPRadioSettings())
+        return BluetoothTransport(radio: radio, peer: identity.peerID, meshHash: credential?.meshHash ?? "")
     }
 
     private static func connector(for configuration: AgentConfiguration, identity: PeerIdentity) throws(CommandError) -> SecureConnector? {

@@ -8,8 +8,7 @@ public enum TransportChoice: String, Sendable, CaseIterable {
     /// Why the agent cannot run this transport yet, or nil when it can.
     public var unavailableBecause: String? {
         switch self {
-        case .loopback, .lan: return nil
-        case .ble: return "the Bluetooth LE transport (ArcusBluetooth) is not built yet"
+        case .loopback, .lan, .ble: return nil
         case .cloud: return "the cloud relay transport (ArcusCloud) is not built yet"
         }
     }
@@ -24,7 +23,7 @@ public enum TransportChoice: String, Sendable, CaseIterable {
                 throw CommandError("--transports: unknown transport \(name.debugDescription); the transports are \(known)", exitStatus: 2)
             }
             if let reason = choice.unavailableBecause {
-                throw CommandError("--transports: cannot use \(name): \(reason). Use --transports lan or loopback", exitStatus: 2)
+                throw CommandError("--transports: cannot use \(name): \(reason). Use --transports lan, ble or loopback", exitStatus: 2)
             }
             if !choices.contains(choice) { choices.append(choice) }
         }

@@ -22,7 +22,8 @@ public struct Doctor: Sendable {
     public func run() -> [DoctorCheck] {
         var checks = [dataDirectory(), credential()]
         checks += lan().map { $0.unless(configured: configuration.transports.contains(.lan)) }
-        checks += [notBuilt(.ble), notBuilt(.cloud)]
+        checks += bluetooth().map { $0.unless(configured: configuration.transports.contains(.ble)) }
+        checks += [notBuilt(.cloud)]
         return checks
     }
 
