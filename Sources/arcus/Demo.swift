@@ -52,8 +52,8 @@ struct Demo: AsyncParsableCommand {
     @Option(help: "Who links to whom: chain, star, mesh (a grid, degree ≤ 4) or random (about 3 links per peer).")
     var topology: Topology.Shape = .random
 
-    @Option(help: "The links' transport. Only loopback here: in-process links, emulated as --link says.")
-    var transport = "loopback"
+    @Option(help: "What carries the links, with --scenario mesh: loopback (in-process links, shaped as --link says) or ble-emulated (the emulated Bluetooth radio: AF_UNIX SOCK_SEQPACKET channels, the L2CAP code path, paced as an LE 1M PHY).")
+    var transport: DemoTransport = .loopback
 
     @Option(help: "How the emulated links behave: lan (50 MB/s, 0.2 ms), ble (244-byte MTU, 20 KB/s, 15 ms) or instant.")
     var link: EmulatedLink = .lan
@@ -83,9 +83,11 @@ struct Demo: AsyncParsableCommand {
     var quiet = false
 
     func validate() throws {
-        guard transport == "loopback" else {
-            throw ValidationError("--transport \(transport) is not available yet; use --transport loopback")
+        guard transport == .loopback || scenario == .mesh else {
+            throw ValidationError("--transport \(transport.rawValue) is available with --scenario mesh only")
         }
+        // Every emulated channel is a thread and three descriptors at each end.
+        guard transport == .loopback || peers <= 128 else { throw ValidationError("--transport ble-emulated takes at most 128 peers") }
         guard !secure || scenario == .mesh else { throw ValidationError("--secure is available with --scenario mesh only") }
         guard peers >= 1, peers <= 1024 else { throw ValidationError("--peers must be between 1 and 1024") }
         guard hops >= 1, hops <= AttachmentDemo.maximumHops else {
@@ -172,10 +174,11 @@ struct Demo: AsyncParsableCommand {
         options.settleLimit = settle
         options.seed = seed ?? UInt64.random(in: 1...UInt64.max)
         options.link = link
+        options.transport = transport
         options.secure = secure
         let quiet = self.quiet
         if !quiet {
-            Terminal.writeError("demo: \(peers) peers, \(topology.rawValue) topology, \(link.rawValue) links\(secure ? ", secured" : ""), seed \(options.seed)\n")
+            Terminal.writeError("demo: \(peers) peers, \(topology.rawValue) topology, \(transport == .loopback ? link.rawValue : transport.rawValue) links\(secure ? ", secured" : ""), seed \(options.seed)\n")
         }
         let figures = try await MeshDemo(options: options).run { line in
             if !quiet { Terminal.writeError(line + "\n") }
@@ -187,3 +190,5 @@ struct Demo: AsyncParsableCommand {
 
 extension Topology.Shape: ExpressibleByArgument {}
 extension EmulatedLink: ExpressibleByArgument {}
+
+extension DemoTransport: ExpressibleByArgument {}

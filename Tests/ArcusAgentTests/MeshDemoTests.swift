@@ -51,6 +51,22 @@ struct MeshDemoTests {
         Self.expectClean(figures, "seed \(seed)")
     }
 
+    @Test("8 peers on the emulated Bluetooth radio, links dropping, secured: all converge, nothing lost, resurrected or duplicated",
+          arguments: SeededRandom.seeds(count: 1, test: "mesh-ble-emulated"))
+    func overTheEmulatedRadio(seed: UInt64) async throws {
+        print("mesh-ble-emulated seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")
+        var options = Self.options(.random, peers: 8, seconds: 5, seed: seed)
+        options.transport = .bleEmulated
+        options.drops = true
+        options.meanTimeBetweenDrops = 0.5
+        options.secure = true
+        let figures = try await MeshDemo(options: options).run()
+        print(figures.jsonLine)
+        Self.expectClean(figures, "seed \(seed)")
+        #expect(figures.jsonLine.contains(#""transport": "ble-emulated""#))
+        #expect(figures.drops > 0 && figures.linksMade > figures.links, "\(figures.jsonLine)")
+    }
+
     @Test("a star of 12 converges through its hub", arguments: SeededRandom.seeds(count: 1, test: "mesh-star"))
     func star(seed: UInt64) async throws {
         print("mesh-star seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")

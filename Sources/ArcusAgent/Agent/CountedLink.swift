@@ -1,25 +1,31 @@
 import ArcusMesh
 import Metrics
 
-/// A transport's link as the agent hands it to the handshake: the same link, whose bytes each
-/// way are added to `arcus_link_bytes_total` for its transport, whatever the transport is.
+/// A link whose bytes each way are counted as they pass: the agent adds them to
+/// `arcus_link_bytes_total` for the link's transport, the demo mesh to each peer's figures.
 ///
 /// `incoming` pulls from the wrapped link's stream one message at a time, so the wrapped link's
 /// flow control is kept: nothing is read ahead of the consumer.
 final class CountedLink: Link {
     private let link: any Link
-    private let sent: Counter
+    private let sent: @Sendable (Int) -> Void
     let incoming: AsyncStream<[UInt8]>
 
-    init(_ link: any Link, sent: Counter, received: Counter) {
+    /// Counts each message's bytes with `sent` once the link has taken it, and with `received`
+    /// as the consumer takes it.
+    init(_ link: any Link, sent: @escaping @Sendable (Int) -> Void, received: @escaping @Sendable (Int) -> Void) {
         self.link = link
         self.sent = sent
         let source = IncomingMessages(link.incoming)
         incoming = AsyncStream(unfolding: {
             guard let message = await source.next() else { return nil }
-            received.increment(by: message.count)
+            received(message.count)
             return message
         })
+    }
+
+    convenience init(_ link: any Link, sent: Counter, received: Counter) {
+        self.init(link, sent: { sent.increment(by: $0) }, received: { received.increment(by: $0) })
     }
 
     var kind: LinkKind { link.kind }
@@ -29,7 +35,7 @@ final class CountedLink: Link {
 
     func send(_ message: [UInt8]) async throws {
         try await link.send(message)
-        sent.increment(by: message.count)
+        sent(message.count)
     }
 
     func close() { link.close() }

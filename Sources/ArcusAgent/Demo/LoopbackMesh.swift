@@ -6,7 +6,7 @@ import Foundation
 import Synchronization
 
 /// A whole mesh in one process: a store and a sync engine per peer, linked by loopback links
-/// as a `Topology` says. Links can be dropped and made again while the engines run, as radios
+/// or emulated Bluetooth channels (`DemoLinks`) as a `Topology` says. Links can be dropped and made again while the engines run, as radios
 /// go in and out of range; a new link starts new sessions, which resume where the last ones
 /// stopped.
 ///
@@ -22,19 +22,22 @@ public final class LoopbackMesh: Sendable {
 
     public let peers: [Peer]
     public let topology: Topology
-    public let conditions: LoopbackConditions
+    public let links: DemoLinks
     /// Each peer's part in handshakes, when the mesh is secure.
     public let connectors: [SecureConnector]?
 
     private struct Wire {
-        let a: LoopbackLink, b: LoopbackLink
+        let a: any Link, b: any Link
+        let sever: @Sendable (Duration) -> Void
     }
 
     private struct State {
         /// The link each topology link has now, if it is up.
         var wires: [Topology.Link: Wire] = [:]
-        /// Every link end a peer has had, for its statistics (ends keep them after closing).
-        var ends: [[LoopbackLink]]
+        /// Bytes each peer has put on its links and taken from them, over every link it has had.
+        var sent: [Int]
+        var received: [Int]
+        var linksMade = 0
         /// Every sync channel a peer has had, for its frame counts.
         var channels: [[LinkSyncChannel]]
         /// Handshakes that failed (a link dropped during one; never a wrong secret here).
@@ -47,11 +50,11 @@ public final class LoopbackMesh: Sendable {
     /// Makes the peers (`makeStore(index)` gives each its store) and their engines; nothing is
     /// linked until `connect`.
     public init(
-        topology: Topology, conditions: LoopbackConditions, options: SyncEngine.Options = SyncEngine.Options(),
+        topology: Topology, links: DemoLinks, options: SyncEngine.Options = SyncEngine.Options(),
         secret: MeshSecret? = nil, makeStore: (Int) throws -> Store
     ) throws {
         self.topology = topology
-        self.conditions = conditions
+        self.links = links
         connectors = secret.map { secret in
             (0..<topology.peerCount).map { _ in SecureConnector(identity: PeerIdentity(), credential: .sharedSecret(secret)) }
         }
@@ -63,7 +66,8 @@ public final class LoopbackMesh: Sendable {
             peers.append(Peer(index: index, name: peerOptions.name, store: store, engine: try SyncEngine(store: store, options: peerOptions)))
         }
         self.peers = peers
-        state = Mutex(State(ends: Array(repeating: [], count: topology.peerCount), channels: Array(repeating: [], count: topology.peerCount)))
+        let count = topology.peerCount
+        state = Mutex(State(sent: Array(repeating: 0, count: count), received: Array(repeating: 0, count: count), channels: Array(repeating: [], count: count)))
     }
 
     /// Brings up every link of the topology that is down.
@@ -71,16 +75,16 @@ public final class LoopbackMesh: Sendable {
         for link in topology.links { connect(link) }
     }
 
-    /// Brings up one link (if it is down): a fresh loopback pair and a sync session at each end —
-    /// in a secure mesh, once the handshake (peer `link.a` dials) has let both ends in.
+    /// Brings up one link (if it is down): a fresh pair and a sync session at each end — in a
+    /// secure mesh, once the handshake (peer `link.a` dials) has let both ends in. A pair that
+    /// cannot be made (the emulated radio out of descriptors) leaves the link down.
     public func connect(_ link: Topology.Link) {
         let made: Wire? = state.withLock { state in
-            guard !state.stopped, state.wires[link] == nil else { return nil }
-            let (a, b) = Loopback.pair(conditions, name: "\(peers[link.a].name)-\(peers[link.b].name)")
-            let wire = Wire(a: a, b: b)
+            guard !state.stopped, state.wires[link] == nil,
+                  let pair = try? links.pair(name: "\(peers[link.a].name)-\(peers[link.b].name)") else { return nil }
+            let wire = Wire(a: counted(pair.a, peer: link.a), b: counted(pair.b, peer: link.b), sever: pair.sever)
             state.wires[link] = wire
-            state.ends[link.a].append(a)
-            state.ends[link.b].append(b)
+            state.linksMade += 1
             return wire
         }
         guard let made else { return }
@@ -120,7 +124,7 @@ public final class LoopbackMesh: Sendable {
     /// the other end notices after `detection`. Sessions on it end; nothing they had merged is lost.
     public func drop(_ link: Topology.Link, peerNoticesAfter detection: Duration = .zero) {
         let wire = state.withLock { $0.wires.removeValue(forKey: link) }
-        wire?.a.drop(peerNoticesAfter: detection)
+        wire?.sever(detection)
     }
 
     /// The links that are up.
@@ -129,12 +133,12 @@ public final class LoopbackMesh: Sendable {
     /// Bytes peer `index` has put on its links so far (fragment headers included; in a secure mesh
     /// handshakes and 16-byte tags too).
     public func bytesSent(by index: Int) -> Int {
-        state.withLock { $0.ends[index].reduce(0) { $0 + $1.statistics.bytesSent } }
+        state.withLock { $0.sent[index] }
     }
 
     /// Bytes peer `index` has taken from its links so far (fragment headers included).
     public func bytesReceived(by index: Int) -> Int {
-        state.withLock { $0.ends[index].reduce(0) { $0 + $1.statistics.bytesReceived } }
+        state.withLock { $0.received[index] }
     }
 
     /// Sync frames peer `index` has sent so far.
@@ -146,7 +150,16 @@ public final class LoopbackMesh: Sendable {
     public var handshakesFailed: Int { state.withLock { $0.refused } }
 
     /// Links made so far, first connections and reconnections.
-    public var linksMade: Int { state.withLock { $0.ends.reduce(0) { $0 + $1.count } / 2 } }
+    public var linksMade: Int { state.withLock { $0.linksMade } }
+
+    /// `link` with its bytes added to peer `index`'s figures.
+    private func counted(_ link: any Link, peer index: Int) -> any Link {
+        CountedLink(
+            link,
+            sent: { [weak self] count in self?.state.withLock { $0.sent[index] += count } },
+            received: { [weak self] count in self?.state.withLock { $0.received[index] += count } }
+        )
+    }
 
     /// Closes every link and stops every engine.
     public func stop() {

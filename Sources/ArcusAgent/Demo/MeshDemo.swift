@@ -22,6 +22,9 @@ public struct MeshDemo: Sendable {
         /// Writes per second across the whole mesh.
         public var rate = 20.0
         public var link = EmulatedLink.lan
+        /// What carries the links: in-process loopback links shaped as `link` says, or the emulated
+        /// Bluetooth radio's channels (AF_UNIX SOCK_SEQPACKET, paced as an LE 1M PHY; `link` is then unused).
+        public var transport = DemoTransport.loopback
         /// Whether links drop and come back at random while the peers write.
         public var drops = false
         /// The mean time between two drops anywhere in the mesh.
@@ -59,6 +62,7 @@ public struct MeshDemo: Sendable {
         public var secure = false
         /// Handshakes that did not complete (links dropped during one).
         public var handshakesFailed = 0
+        public var transport = DemoTransport.loopback.rawValue
 
         public var jsonLine: String {
             let fields: [(String, Value)] = [
@@ -69,7 +73,7 @@ public struct MeshDemo: Sendable {
                 ("links", .int(Int64(links))), ("degree", .double((degreeMean * 100).rounded() / 100)),
                 ("max_degree", .int(Int64(degreeMax))), ("diameter", .int(Int64(diameter))),
                 ("writes", .int(Int64(writes))), ("seconds", .double(seconds)), ("drops", .int(Int64(drops))),
-                ("links_made", .int(Int64(linksMade))),
+                ("links_made", .int(Int64(linksMade))), ("transport", .string(transport)),
                 ("lost", .int(Int64(verification.lost))), ("resurrected", .int(Int64(verification.resurrected))),
                 ("unexpected", .int(Int64(verification.unexpected))), ("seed", .string(String(seed))),
             ]
@@ -92,7 +96,7 @@ public struct MeshDemo: Sendable {
             if level != .info { progress("\(level.rawValue): \(message)") }
         }
         let secret = options.secure ? MeshSecret.random().secret : nil
-        let mesh = try LoopbackMesh(topology: topology, conditions: options.link.conditions, options: engineOptions, secret: secret) { _ in
+        let mesh = try LoopbackMesh(topology: topology, links: options.transport.links(options.link), options: engineOptions, secret: secret) { _ in
             try Store(inMemory: Store.Options())
         }
         defer { mesh.stop() }
@@ -106,6 +110,7 @@ public struct MeshDemo: Sendable {
         figures.seconds = options.seconds
         figures.seed = options.seed
         figures.secure = options.secure
+        figures.transport = options.transport.rawValue
 
         var workload = DemoWorkload(peers: topology.peerCount, seed: options.seed)
         for peer in mesh.peers {
@@ -195,6 +200,22 @@ public struct MeshDemo: Sendable {
 
     private func exponential(mean: Double, _ random: inout SplitMix64) -> Double {
         -mean * log(1 - Double.random(in: 0..<1, using: &random))
+    }
+}
+
+/// What carries a demo mesh's links.
+public enum DemoTransport: String, Sendable, CaseIterable {
+    /// In-process loopback links, shaped as an `EmulatedLink` says.
+    case loopback
+    /// The emulated Bluetooth radio's channels: AF_UNIX SOCK_SEQPACKET, the L2CAP code path,
+    /// paced as an LE 1M PHY with a 247-byte MTU.
+    case bleEmulated = "ble-emulated"
+
+    func links(_ link: EmulatedLink) -> DemoLinks {
+        switch self {
+        case .loopback: return .loopback(link.conditions)
+        case .bleEmulated: return .bluetoothEmulated()
+        }
     }
 }
 
