@@ -45,18 +45,3 @@ public struct EmulatedRadioSettings: Sendable {
     public func socketPath(of peer: String) -> String { peersDirectory + "/\(peer).sock" }
     public func advertPath(of peer: String) -> String { advertsDirectory + "/\(peer)" }
 }
-
-/// Advertising and scanning through bluetoothd's D-Bus API (LEAdvertisingManager1 for the
-/// service data, an LE discovery filter for the scan) is not written yet: until it is, the L2CAP
-/// radio cannot find peers, and `BluetoothTransport.start()` on it fails with this error after
-/// the channel listener is up. TODO(issue 7): implement BlueZ discovery over D-Bus.
-public struct BlueZDiscoveryNotImplemented: Error, Sendable, CustomStringConvertible {
-    /// The dynamic PSM the listener had bound before discovery was found missing.
-    public let psm: UInt16
-
-    public var description: String {
-        "Bluetooth LE discovery through bluetoothd (D-Bus advertising and scanning) is not implemented yet; "
-            + "the L2CAP listener bound PSM 0x\(String(psm, radix: 16)) but no peer can find it. "
-            + "Use `--ble-emulated DIR` for the emulated radio meanwhile."
-    }
-}

@@ -27,7 +27,9 @@ public final class BluetoothTransport: Transport {
     private struct State {
         var phase = Phase.idle
         var listener: SeqPacketListener?
-        var links: [ObjectIdentifier: (link: SeqPacketLink, remote: PeerID)] = [:]
+        /// Every open link, with its peer where the emulated topology must check it.
+        var links: [ObjectIdentifier: (link: SeqPacketLink, remote: PeerID?)] = [:]
+        var discovery: BlueZDiscovery?
         var reachable: [PeerID: TransportEndpoint] = [:]
         /// Peers ever heard, to tell a stopped peer from an address nobody ever used.
         var heard: Set<PeerID> = []
@@ -59,8 +61,9 @@ public final class BluetoothTransport: Transport {
     // MARK: Running
 
     /// Starts listening, advertising and scanning. On the L2CAP radio this throws
-    /// `BluetoothUnavailable` (with what to do) where the machine has no usable Bluetooth, and
-    /// `BlueZDiscoveryNotImplemented` otherwise, for now.
+    /// `BluetoothUnavailable` (with what to do) where the machine has no usable Bluetooth or the
+    /// process lacks the capabilities, `BluetoothNotReady` for an adapter that is off, and the
+    /// `ManagementError` of a command the kernel refused.
     public func start() async throws {
         let starts = try state.withLock { state throws(TransportError) -> Bool in
             switch state.phase {
@@ -71,22 +74,24 @@ public final class BluetoothTransport: Transport {
         }
         guard starts else { return }
         switch radio {
-        case .l2cap(let settings): try startL2CAP(settings)
+        case .l2cap(let settings): try await startL2CAP(settings)
         case .emulated(let settings): try startEmulated(settings)
         }
     }
 
     public func stop() async {
-        let (listener, links, tasks, wasRunning) = state.withLock { state in
+        let (listener, links, tasks, wasRunning, discovery) = state.withLock { state in
             defer {
                 state.phase = .stopped
+                state.discovery = nil
                 state.listener = nil
                 state.links = [:]
                 state.tasks = []
                 state.reachable = [:]
             }
-            return (state.listener, Array(state.links.values), state.tasks, state.phase == .running)
+            return (state.listener, Array(state.links.values), state.tasks, state.phase == .running, state.discovery)
         }
+        await discovery?.stop()
         for task in tasks { task.cancel() }
         for task in tasks { await task.value }
         listener?.close()
@@ -103,24 +108,101 @@ public final class BluetoothTransport: Transport {
         guard state.withLock({ $0.phase == .running }) else { throw TransportError.notRunning(transport: name) }
         guard endpoint.kind == .bluetooth else { throw TransportError.wrongKind(endpoint, expected: .bluetooth) }
         switch radio {
-        case .l2cap: throw TransportError.notRunning(transport: name)  // start() never succeeds on it yet
+        case .l2cap(let settings): return try await dialL2CAP(endpoint, settings)
         case .emulated(let settings): return try dialEmulated(endpoint, settings)
         }
     }
 
     // MARK: The L2CAP radio
 
-    private func startL2CAP(_ settings: L2CAPRadioSettings) throws {
+    /// Listens on a dynamic PSM, then advertises it and scans through the kernel's management
+    /// socket (`BlueZDiscovery`). Accepted channels go through the same hello as emulated ones.
+    private func startL2CAP(_ settings: L2CAPRadioSettings) async throws {
         let socket = try SeqPacketSocket.l2cap()
-        try socket.setReceiveMTU(settings.receiveMTU)
-        try socket.setSecurity(settings.security)
         var address = settings.adapter
         address.psm = 0  // dynamic: the kernel picks one in 0x80...0xFF
-        try socket.bind(address)
-        try socket.listen()
+        do {
+            try socket.setReceiveMTU(settings.receiveMTU)
+            try socket.setSecurity(settings.security)
+            try socket.bind(address)
+            try socket.listen()
+        } catch {
+            socket.close()
+            throw error
+        }
         let bound = try socket.boundL2CAPAddress()
-        socket.close()
-        throw BlueZDiscoveryNotImplemented(psm: bound.psm)
+        let listener = try SeqPacketListener(listening: socket)
+        let management = try SeqPacketLink(socket: try SeqPacketSocket.management(), mtu: 4096, description: "bluetooth management")
+        let discovery = BlueZDiscovery(client: ManagementClient(link: management), psm: UInt8(bound.psm), peer: peer, meshHash: meshHash)
+        do {
+            try await discovery.start { [weak self] change in self?.discovered(change) }
+        } catch {
+            listener.close()
+            await discovery.stop()
+            throw error
+        }
+        state.withLock { state in
+            state.phase = .running
+            state.listener = listener
+            state.discovery = discovery
+        }
+        listener.start { [weak self] accepted in
+            guard let self else { return accepted.close() }
+            Thread { self.acceptL2CAP(accepted, settings) }.start()
+        }
+    }
+
+    private func discovered(_ change: BlueZDiscovery.Change) {
+        state.withLock { state in
+            guard state.phase == .running else { return }
+            switch change {
+            case .appeared(let found):
+                eventSink.yield(.peerAppeared(TransportEndpoint(kind: .bluetooth, address: found.address)))
+            case .lost(let found):
+                eventSink.yield(.peerLost(TransportEndpoint(kind: .bluetooth, address: found.address)))
+            }
+        }
+    }
+
+    /// Connects an L2CAP LE channel to the endpoint's address and PSM (off the cooperative pool:
+    /// an LE connection takes its time), then says hello.
+    private func dialL2CAP(_ endpoint: TransportEndpoint, _ settings: L2CAPRadioSettings) async throws -> any Link {
+        guard let address = BlueZDiscovery.parse(endpoint.address) else { throw TransportError.unknownEndpoint(endpoint) }
+        let socket = try SeqPacketSocket.l2cap()
+        let peer = self.peer
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            Thread {
+                do {
+                    try socket.setReceiveMTU(settings.receiveMTU)
+                    try socket.setSecurity(settings.security)
+                    try socket.bind(settings.adapter)
+                    try socket.connect(address)
+                    guard try socket.sendWithoutBlocking(LinkHello.encode(peer)) else { throw TransportError.unreachable(endpoint) }
+                    continuation.resume()
+                } catch {
+                    socket.close()
+                    continuation.resume(throwing: error)
+                }
+            }.start()
+        }
+        return try track(socket, remote: nil, mtu: try socket.sendMTU(), phy: nil, description: "bluetooth l2cap \(self.peer) -> \(endpoint.address)")
+    }
+
+    /// An accepted L2CAP channel: its hello names the dialler (the session handshake proves it).
+    private func acceptL2CAP(_ socket: SeqPacketSocket, _ settings: L2CAPRadioSettings) {
+        guard let remote = LinkHello.read(from: socket), state.withLock({ $0.phase == .running }),
+              let mtu = try? socket.sendMTU(),
+              let link = try? track(socket, remote: nil, mtu: mtu, phy: nil, description: "bluetooth l2cap \(peer) <- \(remote)")
+        else {
+            socket.close()
+            return
+        }
+        let announced = state.withLock { state in
+            guard state.phase == .running else { return false }
+            eventSink.yield(.linkAccepted(link, from: TransportEndpoint(kind: .bluetooth, address: remote.description, peer: remote)))
+            return true
+        }
+        if !announced { link.close() }
     }
 
     // MARK: The emulated radio
@@ -203,7 +285,7 @@ public final class BluetoothTransport: Transport {
                 state.heard.insert(remote)
                 eventSink.yield(.peerAppeared(Self.endpoint(of: remote)))
             }
-            return state.links.values.filter { !topology.inRange(peer, $0.remote) }.map(\.link)
+            return state.links.values.filter { $0.remote.map { !topology.inRange(peer, $0) } ?? false }.map(\.link)
         }
         for link in severed { link.close() }
     }
@@ -254,12 +336,22 @@ public final class BluetoothTransport: Transport {
     /// Makes `socket` a link that the transport closes when it stops, and forgets once closed.
     /// On failure the socket is closed (by the link, once it has one).
     private func track(_ socket: SeqPacketSocket, remote: PeerID, _ settings: EmulatedRadioSettings) throws -> SeqPacketLink {
-        let link: SeqPacketLink
         do {
             try socket.setSendBuffer(bytes: EmulatedLinkPair.sendBuffer(mtu: settings.mtu))
-            link = try SeqPacketLink(
-                socket: socket, mtu: settings.mtu, description: "bluetooth emulated \(peer) <-> \(remote)", phy: settings.phy
-            )
+        } catch {
+            socket.close()
+            throw error
+        }
+        return try track(socket, remote: remote, mtu: settings.mtu, phy: settings.phy, description: "bluetooth emulated \(peer) <-> \(remote)")
+    }
+
+    /// Makes `socket` a link that the transport closes when it stops, and forgets once closed;
+    /// `remote`, when known, is checked against the emulated topology at each scan. On failure
+    /// the socket is closed (by the link, once it has one).
+    private func track(_ socket: SeqPacketSocket, remote: PeerID?, mtu: Int, phy: EmulatedPHY?, description: String) throws -> SeqPacketLink {
+        let link: SeqPacketLink
+        do {
+            link = try SeqPacketLink(socket: socket, mtu: min(mtu, SeqPacketLink.maximumMTU), description: description, phy: phy)
         } catch {
             socket.close()
             throw error

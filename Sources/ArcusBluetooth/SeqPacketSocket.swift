@@ -11,7 +11,9 @@ import Synchronization
 /// way to wake such a call.
 public final class SeqPacketSocket: Sendable, CustomStringConvertible {
     public enum Family: Sendable, Hashable {
-        case l2cap, unix
+        /// L2CAP channels, and the kernel's Bluetooth management socket (one packet per read and
+        /// write too, so the same link code carries it).
+        case l2cap, unix, management
     }
 
     public let descriptor: Int32
@@ -25,7 +27,13 @@ public final class SeqPacketSocket: Sendable, CustomStringConvertible {
 
     deinit { close() }
 
-    public var description: String { "\(family == .l2cap ? "L2CAP" : "AF_UNIX") seqpacket socket \(descriptor)" }
+    public var description: String {
+        switch family {
+        case .l2cap: return "L2CAP seqpacket socket \(descriptor)"
+        case .unix: return "AF_UNIX seqpacket socket \(descriptor)"
+        case .management: return "Bluetooth management socket \(descriptor)"
+        }
+    }
 
     // MARK: Opening
 
@@ -34,6 +42,20 @@ public final class SeqPacketSocket: Sendable, CustomStringConvertible {
         let fd = socket(AF_BLUETOOTH, socketType, BTPROTO_L2CAP)
         guard fd >= 0 else { throw l2capFailure(.last(.open)) }
         return SeqPacketSocket(descriptor: fd, family: .l2cap)
+    }
+
+    /// The kernel's Bluetooth management socket (BlueZ doc/mgmt-api.txt): a raw HCI socket bound
+    /// to HCI_CHANNEL_CONTROL for no device. Needs CAP_NET_ADMIN.
+    public static func management() throws -> SeqPacketSocket {
+        let fd = socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_HCI)
+        guard fd >= 0 else { throw l2capFailure(.last(.open)) }
+        let socket = SeqPacketSocket(descriptor: fd, family: .management)
+        var address = sockaddr_hci()
+        address.hci_family = sa_family_t(AF_BLUETOOTH)
+        address.hci_dev = UInt16(HCI_DEV_NONE)
+        address.hci_channel = UInt16(HCI_CHANNEL_CONTROL)
+        try socket.call(.bind, with: address) { Glibc.bind($0, $1, $2) }
+        return socket
     }
 
     /// A new AF_UNIX SOCK_SEQPACKET socket, as the emulated radio uses.
@@ -59,7 +81,7 @@ public final class SeqPacketSocket: Sendable, CustomStringConvertible {
 
     private func failure(_ operation: SocketOperation) -> any Error {
         let error = SocketError.last(operation)
-        return family == .l2cap ? Self.l2capFailure(error) : error
+        return family == .unix ? error : Self.l2capFailure(error)
     }
 
     // MARK: Addresses

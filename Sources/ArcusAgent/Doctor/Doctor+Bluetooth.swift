@@ -28,15 +28,15 @@ extension Doctor {
             ? DoctorCheck(area: "ble", name: "bluetoothd", status: .ok, detail: "running")
             : DoctorCheck(area: "ble", name: "bluetoothd", status: .warning, detail: "not running",
                           fix: "systemctl start bluetooth (it keeps the adapter powered and LE on; see Hardware/Bluetooth.md)"))
-        checks.append(Self.hasCapability(12)
-            ? DoctorCheck(area: "ble", name: "capability", status: .ok, detail: "CAP_NET_ADMIN, for the management socket")
-            : DoctorCheck(area: "ble", name: "capability", status: .failure, detail: "no CAP_NET_ADMIN: adverts and scanning go through the kernel's management socket, which needs it",
-                          fix: "run as a service user with AmbientCapabilities=CAP_NET_ADMIN (Hardware/systemd/arcus.service)"))
-        checks.append(DoctorCheck(
-            area: "ble", name: "discovery", status: .failure,
-            detail: "advertising and scanning on a real adapter are not built yet (issue 7): the adapter cannot find peers",
-            fix: "use --ble-emulated DIR on one machine, or the LAN transport between devices, until it lands"
-        ))
+        do {
+            _ = try SeqPacketSocket.management()
+            checks.append(DoctorCheck(area: "ble", name: "management socket", status: .ok,
+                                      detail: "opens: adverts and scanning can go through the kernel (needs CAP_NET_ADMIN, which this process has)"))
+        } catch {
+            checks.append(DoctorCheck(area: "ble", name: "management socket", status: .failure,
+                                      detail: "does not open, so this peer can neither advertise nor scan: \(error)",
+                                      fix: "run as a service user with AmbientCapabilities=CAP_NET_ADMIN (Hardware/systemd/arcus.service)"))
+        }
         return checks
     }
 
@@ -65,13 +65,5 @@ extension Doctor {
             guard entry.allSatisfy(\.isNumber) else { return false }
             return (try? String(contentsOfFile: "/proc/\(entry)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) == name
         }
-    }
-
-    /// Whether this process's effective capabilities include `bit` (CAP_NET_ADMIN is 12).
-    static func hasCapability(_ bit: Int) -> Bool {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
-              let mask = UInt64(line.dropFirst("CapEff:".count).trimmingCharacters(in: .whitespaces), radix: 16) else { return false }
-        return mask & (1 << UInt64(bit)) != 0
     }
 }

@@ -3,12 +3,18 @@
 public enum ManagementError: Error, Sendable, Hashable, CustomStringConvertible {
     case malformed(String)
     case refused(command: UInt16, status: ManagementStatus)
+    /// The kernel did not answer a command in time.
+    case noAnswer(command: UInt16)
+    /// The management socket closed.
+    case closed
 
     public var description: String {
         switch self {
         case .malformed(let what): return "a malformed management packet: \(what)"
         case .refused(let command, let status):
             return "the kernel refused management command 0x\(String(command, radix: 16)): \(status)"
+        case .noAnswer(let command): return "the kernel did not answer management command 0x\(String(command, radix: 16))"
+        case .closed: return "the Bluetooth management socket closed"
         }
     }
 }
