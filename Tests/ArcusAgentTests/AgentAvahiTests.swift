@@ -19,7 +19,7 @@ struct AgentAvahiTests {
         var agents: [RunningAgent] = []
         defer { for agent in agents { _ = agent.stop() } }
         for name in ["a", "b", "c"] {
-            agents.append(try RunningAgent.start(data: scratch.data(name), [
+            agents.append(try await RunningAgent.launch(data: scratch.data(name), [
                 "--config", scratch.config.path, "--transports", "lan", "--listen", "127.0.0.1:0", "--subscribe", "SELECT * FROM cars",
             ]))
         }

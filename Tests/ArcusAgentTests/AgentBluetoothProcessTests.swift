@@ -13,9 +13,9 @@ struct AgentBluetoothProcessTests {
         let radio = "/tmp/arcus-ble-\(UInt32.random(in: 0...UInt32.max))"
         defer { try? FileManager.default.removeItem(atPath: radio) }
         let ble = ["--config", scratch.config.path, "--transports", "ble", "--ble-emulated", radio, "--subscribe", "SELECT * FROM cars"]
-        let first = try RunningAgent.start(data: scratch.data("a"), ble)
+        let first = try await RunningAgent.launch(data: scratch.data("a"), ble)
         defer { _ = first.stop() }
-        let second = try RunningAgent.start(data: scratch.data("b"), ble)
+        let second = try await RunningAgent.launch(data: scratch.data("b"), ble)
         defer { _ = second.stop() }
         #expect(try await first.execute("INSERT INTO cars DOCUMENTS ({'_id': 'over-the-air', 'make': 'volvo'})").status == 200)
         let (arrived, seen) = try await second.wait(until: "SELECT * FROM cars", contains: "over-the-air")
@@ -28,7 +28,7 @@ struct AgentBluetoothProcessTests {
         let hasBluetooth = (try? SeqPacketSocket.l2cap()) != nil
         let scratch = try MeshScratch("noble")
         defer { scratch.remove() }
-        let agent = try RunningAgent.start(data: scratch.data("a"), ["--config", scratch.config.path, "--transports", "ble,lan", "--listen", "127.0.0.1:0"])
+        let agent = try await RunningAgent.launch(data: scratch.data("a"), ["--config", scratch.config.path, "--transports", "ble,lan", "--listen", "127.0.0.1:0"])
         defer { _ = agent.stop() }
         #expect(try await agent.execute("SELECT * FROM cars").status == 200, "the agent did not go on with its other transports")
         let lines = agent.log.split(separator: "\n").filter { $0.contains("transport=bluetooth") && $0.contains("did not start") }

@@ -39,9 +39,9 @@ struct AgentCertificateTests {
         try FileManager.default.createDirectory(atPath: mesh.scratch.data("b"), withIntermediateDirectories: true)
         let port = try freePort()
         let lan = ["--transports", "lan", "--subscribe", "SELECT * FROM cars"]
-        let listener = try RunningAgent.start(data: mesh.scratch.data("b"), lan + ["--config", try mesh.config(for: "b"), "--listen", "127.0.0.1:\(port)"])
+        let listener = try await RunningAgent.launch(data: mesh.scratch.data("b"), lan + ["--config", try mesh.config(for: "b"), "--listen", "127.0.0.1:\(port)"])
         defer { _ = listener.stop() }
-        let dialler = try RunningAgent.start(
+        let dialler = try await RunningAgent.launch(
             data: mesh.scratch.data("a"), lan + ["--config", try mesh.config(for: "a"), "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"]
         )
         defer { _ = dialler.stop() }
@@ -51,30 +51,30 @@ struct AgentCertificateTests {
     }
 
     @Test("a certificate issued for another key, an expired one, or one without its authority stops the agent with a message that says what to do")
-    func badCertificatesRefused() throws {
+    func badCertificatesRefused() async throws {
         let mesh = try CertifiedMesh()
         defer { mesh.scratch.remove() }
         for name in ["mine", "other", "late"] {
             try FileManager.default.createDirectory(atPath: mesh.scratch.data(name), withIntermediateDirectories: true)
         }
-        func refusal(_ data: String, _ config: String) -> String {
+        func refusal(_ data: String, _ config: String) async -> String {
             do {
-                let agent = try RunningAgent.start(data: mesh.scratch.data(data), ["--config", config, "--transports", "lan", "--listen", "127.0.0.1:0"])
+                let agent = try await RunningAgent.launch(data: mesh.scratch.data(data), ["--config", config, "--transports", "lan", "--listen", "127.0.0.1:0"])
                 _ = agent.stop()
                 return "the agent started"
             } catch {
                 return "\(error)"
             }
         }
-        let stolen = refusal("mine", try mesh.config(for: "mine", certifying: "other"))
+        let stolen = await refusal("mine", try mesh.config(for: "mine", certifying: "other"))
         #expect(stolen.contains("status 2") && stolen.contains("not this agent") && stolen.contains("arcus mesh identity"), "\(stolen)")
 
-        let expired = refusal("late", try mesh.config(for: "late", expiresAt: Date().addingTimeInterval(-60)))
+        let expired = await refusal("late", try mesh.config(for: "late", expiresAt: Date().addingTimeInterval(-60)))
         #expect(expired.contains("status 2") && expired.contains("does not verify"), "\(expired)")
 
         let lonely = mesh.scratch.directory.appendingPathComponent("lonely.json")
         try Data(#"{"certificate_file": "\#(mesh.scratch.directory.path)/mine.cert"}"#.utf8).write(to: lonely)
-        let alone = refusal("mine", lonely.path)
+        let alone = await refusal("mine", lonely.path)
         #expect(alone.contains("status 2") && alone.contains("authority_file"), "\(alone)")
     }
 }

@@ -17,7 +17,7 @@ struct AgentProcessTests {
     @Test("statements through the API and through `arcus exec --agent` print what `arcus exec --data` prints")
     func execute() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let agent = try RunningAgent.start(data: data)
+        let agent = try await RunningAgent.launch(data: data)
         let insert = try await agent.execute("INSERT INTO cars DOCUMENTS ({'_id': 'a', 'color': 'blue'}), ({'_id': 'b', 'color': 'red'})")
         #expect(insert.status == 200, "\(insert.body)")
         #expect(insert.json == ["items": [], "mutatedDocumentIDs": ["a", "b"]])
@@ -44,7 +44,7 @@ struct AgentProcessTests {
     @Test("GET /v1/observe sends the current result, then the new result and its diff after a write")
     func observe() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let agent = try RunningAgent.start(data: data)
+        let agent = try await RunningAgent.launch(data: data)
         defer { agent.stop() }
         _ = try await agent.execute("INSERT INTO cars DOCUMENTS ({'_id': 'a', 'color': 'blue'})")
         let query = "SELECT * FROM cars WHERE color = 'blue' ORDER BY _id"
@@ -76,7 +76,7 @@ struct AgentProcessTests {
     @Test("`arcus observe --agent` prints one JSON line per result")
     func observeCommand() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let agent = try RunningAgent.start(data: data)
+        let agent = try await RunningAgent.launch(data: data)
         defer { agent.stop() }
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-observe-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: output) }
@@ -96,7 +96,7 @@ struct AgentProcessTests {
     @Test("subscriptions from --subscribe and from the API persist across a restart; DELETE cancels one")
     func subscriptionsPersist() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
-        var agent = try RunningAgent.start(data: data, ["--subscribe", "SELECT * FROM trucks"])
+        var agent = try await RunningAgent.launch(data: data, ["--subscribe", "SELECT * FROM trucks"])
         let subscribed = try ArcusProcess.run(["subscribe", "--agent", agent.url, "SELECT * FROM cars WHERE color = 'blue'"])
         #expect(subscribed.status == 0, "\(subscribed.standardError)")
         guard case .object(let created)? = try? Value(json: subscribed.standardOutput), case .int(let id)? = created["id"] else {
@@ -109,7 +109,7 @@ struct AgentProcessTests {
         #expect(bad.error?.contains("line 1") == true, "\(bad.body)")
         #expect(agent.stop() == 0)
 
-        agent = try RunningAgent.start(data: data)
+        agent = try await RunningAgent.launch(data: data)
         defer { agent.stop() }
         let listed = try await agent.request(.GET, "/v1/subscriptions")
         #expect(queries(listed) == ["SELECT * FROM trucks", "SELECT * FROM cars WHERE color = 'blue'"])
@@ -129,7 +129,7 @@ struct AgentProcessTests {
     @Test("malformed requests get JSON errors with 4xx, leave the store as it was, and the agent keeps serving")
     func badRequests() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let agent = try RunningAgent.start(data: data)
+        let agent = try await RunningAgent.launch(data: data)
         defer { agent.stop() }
         _ = try await agent.execute("INSERT INTO cars DOCUMENTS ({'_id': 'a'})")
         let huge = #"{"statement": "SELECT * FROM cars", "pad": ""# + String(repeating: "x", count: 2 << 20) + #""}"#
@@ -164,7 +164,7 @@ struct AgentProcessTests {
     @Test("SIGTERM, with an observer connected, stops the agent with exit status 0 and the store intact")
     func cleanStop() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let agent = try RunningAgent.start(data: data)
+        let agent = try await RunningAgent.launch(data: data)
         _ = try await agent.execute("INSERT INTO cars DOCUMENTS ({'_id': 'a', 'n': 1})")
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-observe-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: output) }
@@ -182,16 +182,16 @@ struct AgentProcessTests {
     }
 
     @Test("SIGINT stops the agent with exit status 0 too")
-    func interrupt() throws {
+    func interrupt() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let agent = try RunningAgent.start(data: data)
+        let agent = try await RunningAgent.launch(data: data)
         #expect(agent.stop(signal: SIGINT) == 0, "\(agent.log)")
     }
 
     @Test("a second agent on the same data directory fails with a clear message")
-    func secondAgent() throws {
+    func secondAgent() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let first = try RunningAgent.start(data: data)
+        let first = try await RunningAgent.launch(data: data)
         defer { first.stop() }
         let second = try ArcusProcess.run(["agent", "--data", data, "--http", "127.0.0.1:0"])
         #expect(second.status == 1)
@@ -205,7 +205,7 @@ struct AgentProcessTests {
         let cases: [(arguments: [String], says: String)] = [
             (["--transports", "cloud"], "cloud relay"),
             (["--transports", "loopback,radio"], "unknown transport \"radio\""),
-            (["--transports", "ble"], "Bluetooth"),
+            (["--transports", "ble", "--ble-links", "0"], "--ble-links must be between 1 and 32"),
             (["--peer", "10.0.0.7"], "the port is missing"),
             (["--peer", "10.0.0.7:99999"], "0 to 65535"),
             (["--http", "localhost"], "--http"),
@@ -219,16 +219,16 @@ struct AgentProcessTests {
             #expect(outcome.standardOutput.isEmpty)
         }
         // The good subscription before the bad one was not kept either.
-        let agent = try RunningAgent.start(data: data)
+        let agent = try await RunningAgent.launch(data: data)
         defer { agent.stop() }
         let listed = try await agent.request(.GET, "/v1/subscriptions")
         #expect(listed.json == ["subscriptions": []], "\(listed.body)")
     }
 
     @Test("--peer and --listen are checked and kept for the LAN transport, with a warning that nothing uses them yet")
-    func peersKeptForLAN() throws {
+    func peersKeptForLAN() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let agent = try RunningAgent.start(data: data, ["--peer", "127.0.0.1:4040", "--peer", "[::1]:4041", "--listen", "127.0.0.1:0"])
+        let agent = try await RunningAgent.launch(data: data, ["--peer", "127.0.0.1:4040", "--peer", "[::1]:4041", "--listen", "127.0.0.1:0"])
         #expect(agent.stop() == 0)
         #expect(agent.log.contains("--listen and --peer are for the LAN transport"), "\(agent.log)")
     }
@@ -248,7 +248,7 @@ struct AgentProcessTests {
     @Test("GET /v1/peers and `arcus peers` show this agent; /metrics names the documented metrics")
     func peersAndMetrics() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let agent = try RunningAgent.start(data: data)
+        let agent = try await RunningAgent.launch(data: data)
         defer { agent.stop() }
         let json = try ArcusProcess.run(["peers", "--agent", agent.url, "--json"])
         #expect(json.status == 0, "\(json.standardError)")

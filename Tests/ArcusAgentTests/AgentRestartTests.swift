@@ -14,7 +14,7 @@ struct AgentRestartTests {
         defer { scratch.remove() }
         let port = try freePort()
         let lan = ["--config", scratch.config.path, "--transports", "lan", "--subscribe", "SELECT * FROM cars"]
-        let source = try RunningAgent.start(data: scratch.data("source"), lan + ["--listen", "127.0.0.1:\(port)"])
+        let source = try await RunningAgent.launch(data: scratch.data("source"), lan + ["--listen", "127.0.0.1:\(port)"])
         defer { _ = source.stop() }
         let followerArguments = lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"]
 
@@ -24,14 +24,14 @@ struct AgentRestartTests {
             let written = try await source.execute("INSERT INTO cars DOCUMENTS " + documents.joined(separator: ", "))
             #expect(written.status == 200, "\(written.body)")
         }
-        var follower = try RunningAgent.start(data: scratch.data("follower"), followerArguments)
+        var follower = try await RunningAgent.launch(data: scratch.data("follower"), followerArguments)
         #expect(try await Self.count(at: follower, reaches: 2000), "\(follower.log)")
         let before = try await Self.receivedBytes(follower)
 
         #expect(follower.stop(signal: SIGKILL) == -SIGKILL)
         let written = try await source.execute("INSERT INTO cars DOCUMENTS ({'_id': 'after-the-kill', 'make': 'saab'})")
         #expect(written.status == 200, "\(written.body)")
-        follower = try RunningAgent.start(data: scratch.data("follower"), followerArguments)
+        follower = try await RunningAgent.launch(data: scratch.data("follower"), followerArguments)
         defer { _ = follower.stop() }
         #expect(try await Self.count(at: follower, reaches: 2001), "\(follower.log)\n--- source ---\n\(source.log)")
         let after = try await Self.receivedBytes(follower)
@@ -52,12 +52,12 @@ struct AgentRestartTests {
         defer { scratch.remove() }
         let port = try freePort()
         let lan = ["--config", scratch.config.path, "--transports", "lan", "--subscribe", "SELECT * FROM cars"]
-        let dialler = try RunningAgent.start(data: scratch.data("dialler"), lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"])
+        let dialler = try await RunningAgent.launch(data: scratch.data("dialler"), lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"])
         defer { _ = dialler.stop() }
         try await Task.sleep(for: .seconds(1))  // a dial or two fail first
 
         let listenerArguments = lan + ["--listen", "127.0.0.1:\(port)"]
-        var listener = try RunningAgent.start(data: scratch.data("listener"), listenerArguments)
+        var listener = try await RunningAgent.launch(data: scratch.data("listener"), listenerArguments)
         #expect(try await dialler.execute("INSERT INTO cars DOCUMENTS ({'_id': 'before-the-kill', 'make': 'volvo'})").status == 200)
         var (arrived, seen) = try await listener.wait(until: "SELECT * FROM cars", contains: "before-the-kill")
         #expect(arrived, "the dialler never reached the listener that came up late: \(seen)\n\(dialler.log)")
@@ -65,7 +65,7 @@ struct AgentRestartTests {
 
         // The listener cannot dial back (it has no --peer): the dialler must notice and dial again.
         #expect(listener.stop(signal: SIGKILL) == -SIGKILL)
-        listener = try RunningAgent.start(data: scratch.data("listener"), listenerArguments)
+        listener = try await RunningAgent.launch(data: scratch.data("listener"), listenerArguments)
         defer { _ = listener.stop() }
         #expect(try await dialler.execute("INSERT INTO cars DOCUMENTS ({'_id': 'after-the-kill', 'make': 'saab'})").status == 200)
         (arrived, seen) = try await listener.wait(until: "SELECT * FROM cars", contains: "after-the-kill")

@@ -14,9 +14,9 @@ struct AgentStaticPeerTests {
 
         let port = try freePort()
         let lan = ["--config", scratch.config.path, "--transports", "lan", "--subscribe", "SELECT * FROM cars"]
-        let listener = try RunningAgent.start(data: scratch.data("b"), lan + ["--listen", "127.0.0.1:\(port)"])
+        let listener = try await RunningAgent.launch(data: scratch.data("b"), lan + ["--listen", "127.0.0.1:\(port)"])
         defer { _ = listener.stop() }
-        let dialler = try RunningAgent.start(
+        let dialler = try await RunningAgent.launch(
             data: scratch.data("a"), lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"]
         )
         defer { _ = dialler.stop() }

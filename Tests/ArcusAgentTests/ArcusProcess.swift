@@ -42,6 +42,16 @@ struct ArcusProcess {
         return process
     }
 
+    /// Runs `arcus arguments…` to completion on a thread of its own, leaving the cooperative pool
+    /// free: what a test must use when the command talks to an agent running in this process,
+    /// whose API needs that pool to answer (the pool has one thread per core; a test blocked in
+    /// `run` and another test's blocking wait can otherwise starve it until the command times out).
+    static func runOffPool(_ arguments: [String]) async throws -> Outcome {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try run(arguments) }) }.start()
+        }
+    }
+
     /// Runs `arcus arguments…` to completion.
     static func run(_ arguments: [String]) throws -> Outcome {
         let process = Process()
@@ -56,6 +66,15 @@ struct ArcusProcess {
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
         try process.run()
+        // A command that should end but does not (an agent that started when it should have
+        // refused) must fail the test, not hang the run.
+        let deadline = Date().addingTimeInterval(120)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+            throw ProcessError("arcus \(arguments.joined(separator: " ")) did not end within 120 s")
+        }
         process.waitUntilExit()
         return Outcome(status: process.terminationStatus,
                        standardOutput: try String(contentsOf: out, encoding: .utf8),

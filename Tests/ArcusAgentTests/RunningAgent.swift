@@ -17,6 +17,14 @@ final class RunningAgent: @unchecked Sendable {
     /// Generous: the agent is ready in well under a second, even on a loaded 2-core machine.
     static let patience: TimeInterval = 60
 
+    /// `start`, on a thread of its own: waiting for the ready line must not hold one of the
+    /// cooperative pool's few threads, which agents running inside the test process need.
+    static func launch(data: String, _ extra: [String] = []) async throws -> RunningAgent {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try start(data: data, extra) }) }.start()
+        }
+    }
+
     static func start(data: String, _ extra: [String] = []) throws -> RunningAgent {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-agent-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
