@@ -31,8 +31,16 @@ public struct EmulatedRadioSettings: Sendable {
     public var phy: EmulatedPHY?
     /// How often the directory is scanned for adverts and topology changes.
     public var scanInterval: Duration
+    /// How long a dial takes before the channel is up, as an LE connection does: the initiator
+    /// catches one of the peer's adverts (half an advertising interval on average), then the
+    /// connection and the L2CAP channel are set up over a couple of connection events.
+    public var connectionSetup: Duration
 
-    public init(directory: String, mtu: Int = EmulatedLinkPair.defaultMTU, phy: EmulatedPHY? = EmulatedPHY(), scanInterval: Duration = .milliseconds(500)) {
+    public init(
+        directory: String, mtu: Int = EmulatedLinkPair.defaultMTU, phy: EmulatedPHY? = EmulatedPHY(), scanInterval: Duration = .milliseconds(500),
+        connectionSetup: Duration = .milliseconds(60)
+    ) {
+        self.connectionSetup = connectionSetup
         self.directory = directory
         self.mtu = mtu
         self.phy = phy

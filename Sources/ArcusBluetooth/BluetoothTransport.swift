@@ -109,7 +109,9 @@ public final class BluetoothTransport: Transport {
         guard endpoint.kind == .bluetooth else { throw TransportError.wrongKind(endpoint, expected: .bluetooth) }
         switch radio {
         case .l2cap(let settings): return try await dialL2CAP(endpoint, settings)
-        case .emulated(let settings): return try dialEmulated(endpoint, settings)
+        case .emulated(let settings):
+            try await Task.sleep(for: settings.connectionSetup)
+            return try dialEmulated(endpoint, settings)
         }
     }
 

@@ -33,8 +33,10 @@ final class EmulatedRadioFixture: Sendable {
     let transports: [BluetoothTransport]
     private let cut = Mutex<Set<[Int]>>([])
 
-    init(count: Int, phy: EmulatedPHY? = nil) throws {
-        let settings = EmulatedRadioSettings(directory: try temporaryRadioDirectory(), phy: phy, scanInterval: .milliseconds(200))
+    init(count: Int, phy: EmulatedPHY? = nil, connectionSetup: Duration = .milliseconds(60)) throws {
+        let settings = EmulatedRadioSettings(
+            directory: try temporaryRadioDirectory(), phy: phy, scanInterval: .milliseconds(200), connectionSetup: connectionSetup
+        )
         self.settings = settings
         transports = (0..<count).map { BluetoothTransport(radio: .emulated(settings), peer: .numbered($0)) }
     }

@@ -32,6 +32,20 @@ struct EmulatedTopologyTests {
         link.close()
     }
 
+    @Test("a dial takes the connection set-up time before the channel is up, as an LE connection does")
+    func connectionSetup() async throws {
+        let fixture = try EmulatedRadioFixture(count: 2, connectionSetup: .milliseconds(400))
+        let logs = try await fixture.start()
+        defer { fixture.stopLater() }
+        try await logs[0].appeared(fixture.transports[1].localEndpoint, within: .seconds(30))
+        let clock = ContinuousClock()
+        let started = clock.now
+        let link = try await fixture.transports[0].open(to: fixture.transports[1].localEndpoint)
+        // A lower bound only: the radio waits at least this long, whatever the machine's speed.
+        #expect(clock.now - started >= .milliseconds(400))
+        link.close()
+    }
+
     @Test("rewriting topology.json so two peers no longer hear each other severs their live link")
     func rangeChangeSevers() async throws {
         let fixture = try EmulatedRadioFixture(count: 2)
