@@ -8,7 +8,8 @@ public enum BluetoothRadio: Sendable {
 }
 
 public struct L2CAPRadioSettings: Sendable {
-    /// The adapter to listen on; the wildcard lets the kernel choose.
+    /// The adapter to listen on (the wildcard lets the kernel choose) and the PSM: 0 for a dynamic
+    /// one, or a configured one (below 0x80 needs CAP_NET_BIND_SERVICE).
     public var adapter: L2CAPAddress
     /// The largest SDU this end accepts (BT_RCVMTU).
     public var receiveMTU: UInt16

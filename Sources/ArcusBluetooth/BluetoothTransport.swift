@@ -121,8 +121,8 @@ public final class BluetoothTransport: Transport {
     /// socket (`BlueZDiscovery`). Accepted channels go through the same hello as emulated ones.
     private func startL2CAP(_ settings: L2CAPRadioSettings) async throws {
         let socket = try SeqPacketSocket.l2cap()
-        var address = settings.adapter
-        address.psm = 0  // dynamic: the kernel picks one in 0x80...0xFF
+        // The configured PSM, or 0: dynamic, the kernel picks one in 0x80...0xFF.
+        let address = settings.adapter
         do {
             try socket.setReceiveMTU(settings.receiveMTU)
             try socket.setSecurity(settings.security)
@@ -177,7 +177,7 @@ public final class BluetoothTransport: Transport {
                 do {
                     try socket.setReceiveMTU(settings.receiveMTU)
                     try socket.setSecurity(settings.security)
-                    try socket.bind(settings.adapter)
+                    try socket.bind(L2CAPAddress.any(type: settings.adapter.type))
                     try socket.connect(address)
                     guard try socket.sendWithoutBlocking(LinkHello.encode(peer)) else { throw TransportError.unreachable(endpoint) }
                     continuation.resume()

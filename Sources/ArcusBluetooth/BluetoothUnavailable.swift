@@ -31,9 +31,10 @@ public enum BluetoothUnavailable: Error, Sendable, Hashable, CustomStringConvert
                 + "To fix it, run a kernel built with CONFIG_BT (and CONFIG_BT_LE), load it with `modprobe bluetooth`, "
                 + "then start bluetoothd. " + Self.emulatedHint
         case .notPermitted(let error):
-            return "Bluetooth L2CAP sockets are not permitted to this process (\(error)). "
-                + "Grant it CAP_NET_ADMIN and CAP_NET_RAW (e.g. `setcap cap_net_admin,cap_net_raw+ep` on the binary), "
-                + "or run it as a service user with those capabilities (AmbientCapabilities= in its systemd unit). "
+            return "Bluetooth sockets are not permitted to this process (\(error)). "
+                + "Grant it CAP_NET_ADMIN, which the kernel's management socket (adverts, scanning) needs "
+                + "(e.g. `setcap cap_net_admin+ep` on the binary), or run it as a service user with it "
+                + "(AmbientCapabilities=CAP_NET_ADMIN, as Hardware/systemd/arcus.service does). "
                 + Self.emulatedHint
         case .noAdapter(let error):
             return "no Bluetooth adapter is available (\(error)). "

@@ -46,6 +46,9 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(help: "For --transports ble: how many Bluetooth links to hold at once (default 4).")
     var bleLinks: Int?
 
+    @Option(help: "For --transports ble on an adapter: the L2CAP PSM to listen on, 128-255 (default: one the kernel picks).")
+    var blePsm: Int?
+
     @Option(help: "The log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
@@ -53,7 +56,7 @@ struct AgentCommand: AsyncParsableCommand {
         do {
             let configuration = try AgentConfiguration.resolve(
                 dataDirectory: data, configFile: config, name: name, http: http, listen: listen,
-                transports: transports, peers: peer, subscriptions: subscribe, bleEmulated: bleEmulated, bleLinks: bleLinks
+                transports: transports, peers: peer, subscriptions: subscribe, bleEmulated: bleEmulated, bleLinks: bleLinks, blePSM: blePsm
             )
             try await Agent.runUntilSignalled(configuration, logger: try AgentLogging.standardError(level: logLevel))
         } catch let error as CommandError {

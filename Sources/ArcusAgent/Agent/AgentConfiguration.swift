@@ -33,6 +33,8 @@ public struct AgentConfiguration: Sendable {
     public var scarceLinks = ScarceLinkBudget()
     /// For `--transports ble`: the emulated radio's shared directory instead of the machine's adapter.
     public var bleEmulatedDirectory: String?
+    /// The L2CAP PSM to listen on; nil for a dynamic one (0x80–0xFF), which adverts carry.
+    public var blePSM: UInt16?
 
     public static let defaultHTTP = LANAddress(host: "127.0.0.1", port: 4747)
 
@@ -67,18 +69,19 @@ public struct AgentConfiguration: Sendable {
         var authority_file: String?
         var ble_emulated: String?
         var ble_links: Int?
+        var ble_psm: Int?
     }
 
     private static let fileKeys: Set<String> = [
         "name", "http", "listen", "transports", "peers", "subscribe", "mesh_secret_file", "certificate_file", "authority_file",
-        "ble_emulated", "ble_links",
+        "ble_emulated", "ble_links", "ble_psm",
     ]
 
     /// The command line's options over the file's (a list given on the command line replaces
     /// the file's list).
     public static func resolve(
         dataDirectory: String, configFile: String?, name: String?, http: String?, listen: String?,
-        transports: String?, peers: [String], subscriptions: [String], bleEmulated: String? = nil, bleLinks: Int? = nil
+        transports: String?, peers: [String], subscriptions: [String], bleEmulated: String? = nil, bleLinks: Int? = nil, blePSM: Int? = nil
     ) throws(CommandError) -> AgentConfiguration {
         let file = try configFile.map { path throws(CommandError) in try readFile(path) }
         let httpText = http ?? file?.http
@@ -100,6 +103,13 @@ public struct AgentConfiguration: Sendable {
         if let links = bleLinks ?? file?.ble_links {
             guard (1...32).contains(links) else { throw CommandError("--ble-links must be between 1 and 32; got \(links)", exitStatus: 2) }
             configuration.scarceLinks.limit = links
+        }
+        if let psm = blePSM ?? file?.ble_psm {
+            // LE PSMs: 0x01–0x7F fixed (SIG-assigned), 0x80–0xFF dynamic; an advert carries one byte.
+            guard (0x80...0xFF).contains(psm) else {
+                throw CommandError("--ble-psm must be between 128 and 255 (0x80–0xFF, the LE dynamic range); got \(psm)", exitStatus: 2)
+            }
+            configuration.blePSM = UInt16(psm)
         }
         return configuration
     }
