@@ -38,10 +38,14 @@ public struct ScarceLinkBudget: Sendable, Hashable {
     public struct Candidate: Sendable, Hashable {
         public var peer: PeerID
         public var reachedOtherwise: Bool
+        /// When this transport last linked the peer; nil if never. Those linked longest ago go
+        /// first, so that rotation reaches every peer in range, not always the same few.
+        public var lastLinked: ContinuousClock.Instant?
 
-        public init(peer: PeerID, reachedOtherwise: Bool) {
+        public init(peer: PeerID, reachedOtherwise: Bool, lastLinked: ContinuousClock.Instant? = nil) {
             self.peer = peer
             self.reachedOtherwise = reachedOtherwise
+            self.lastLinked = lastLinked
         }
     }
 
@@ -68,9 +72,17 @@ public struct ScarceLinkBudget: Sendable, Hashable {
         linked: [Linked], candidates: [Candidate], now: ContinuousClock.Instant, lastRotation: ContinuousClock.Instant
     ) -> Plan {
         let held = Set(linked.map(\.peer))
-        // Best first: the peers only this transport reaches, then by id so that plans are stable.
-        let waiting = candidates.filter { !held.contains($0.peer) }
-            .sorted { ($0.reachedOtherwise ? 1 : 0, $0.peer) < ($1.reachedOtherwise ? 1 : 0, $1.peer) }
+        // Best first: the peers only this transport reaches, then those linked longest ago (never
+        // first), then by id so that plans are stable.
+        let waiting = candidates.filter { !held.contains($0.peer) }.sorted { a, b in
+            if a.reachedOtherwise != b.reachedOtherwise { return !a.reachedOtherwise }
+            if a.lastLinked != b.lastLinked {
+                guard let first = a.lastLinked else { return true }
+                guard let second = b.lastLinked else { return false }
+                return first < second
+            }
+            return a.peer < b.peer
+        }
         // Least needed first: the peers reached otherwise, then the oldest links.
         let expendable = linked.sorted { ($0.reachedOtherwise ? 0 : 1, $0.since) < ($1.reachedOtherwise ? 0 : 1, $1.since) }
 

@@ -55,6 +55,19 @@ struct ScarceLinkBudgetTests {
         #expect(budget.plan(linked: linked, candidates: [], now: Self.at(600), lastRotation: Self.at(0)) == ScarceLinkBudget.Plan())
     }
 
+    @Test("rotation goes to the peer linked longest ago (never linked first), so that every peer in range gets its turn")
+    func rotationIsFair() {
+        let budget = ScarceLinkBudget(limit: 1, rotationInterval: .seconds(10))
+        let linked = [ScarceLinkBudget.Linked(peer: Self.peer(1), since: Self.at(0), reachedOtherwise: false)]
+        let waiting = [
+            ScarceLinkBudget.Candidate(peer: Self.peer(2), reachedOtherwise: false, lastLinked: Self.at(50)),
+            .init(peer: Self.peer(3), reachedOtherwise: false, lastLinked: Self.at(20)),
+            .init(peer: Self.peer(9), reachedOtherwise: false, lastLinked: nil),
+        ]
+        #expect(budget.plan(linked: linked, candidates: waiting, now: Self.at(60), lastRotation: Self.at(0)).dial == [Self.peer(9)])
+        #expect(budget.plan(linked: linked, candidates: Array(waiting.prefix(2)), now: Self.at(60), lastRotation: Self.at(0)).dial == [Self.peer(3)])
+    }
+
     @Test("a rotation drops a peer reached otherwise before one only this reaches, and never for a peer reached otherwise")
     func rotationSparesTheNeedy() {
         let budget = ScarceLinkBudget(limit: 2, rotationInterval: .seconds(60))

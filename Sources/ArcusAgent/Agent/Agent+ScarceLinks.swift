@@ -27,20 +27,25 @@ final class ScarcePeersInRange: Sendable {
 extension Agent {
     /// Keeps a scarce transport's links within `configuration.scarceLinks` (`ScarceLinkBudget`):
     /// every `scarceLinkTick` it looks at the links held and the peers in range, dials what the plan
-    /// says (only peers with a higher id, which do not dial us: the same rule as unlimited
-    /// transports), and releases what it says. Accepted links are held to the limit in `admit`.
+    /// says and releases what it says. Accepted links are held to the limit in `admit`.
     func holdScarceLinks(_ transport: any Transport, inRange: ScarcePeersInRange) async {
         let budget = configuration.scarceLinks
         var lastRotation = ContinuousClock.now
         // A peer released by rotation waits a full interval before it is dialled again.
         var releasedAt: [PeerID: ContinuousClock.Instant] = [:]
+        // When each peer was last seen linked: rotation goes to those linked longest ago.
+        var lastLinked: [PeerID: ContinuousClock.Instant] = [:]
         while !Task.isCancelled {
             let now = ContinuousClock.now
             releasedAt = releasedAt.filter { now - $0.value < budget.rotationInterval }
             let (linked, otherwise) = await scarceLinks(of: transport.kind)
+            for link in linked { lastLinked[link.peer] = now }
+            // Every peer in range, lower ids too: with few links, waiting for the other side to
+            // dial can leave islands that never meet (the highest ids filling each other's slots).
+            // If both dial at once, the multiplexer keeps one link.
             let candidates = inRange.current.keys
-                .filter { $0 > identity.peerID && releasedAt[$0] == nil }
-                .map { ScarceLinkBudget.Candidate(peer: $0, reachedOtherwise: otherwise.contains($0)) }
+                .filter { releasedAt[$0] == nil }
+                .map { ScarceLinkBudget.Candidate(peer: $0, reachedOtherwise: otherwise.contains($0), lastLinked: lastLinked[$0]) }
             let plan = budget.plan(linked: linked, candidates: candidates, now: now, lastRotation: lastRotation)
             if plan.rotates { lastRotation = now }
             for peer in plan.drop {
