@@ -17,12 +17,10 @@ final class RunningAgent: @unchecked Sendable {
     /// Generous: the agent is ready in well under a second, even on a loaded 2-core machine.
     static let patience: TimeInterval = 60
 
-    /// `start`, on a thread of its own: waiting for the ready line must not hold one of the
-    /// cooperative pool's few threads, which agents running inside the test process need.
+    /// `start`, from async tests. (Foundation's Process notices a child's exit reliably only on
+    /// the thread that waits for it, so this does not move the wait to a thread of its own.)
     static func launch(data: String, _ extra: [String] = []) async throws -> RunningAgent {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try start(data: data, extra) }) }.start()
-        }
+        try start(data: data, extra)
     }
 
     static func start(data: String, _ extra: [String] = []) throws -> RunningAgent {
