@@ -21,17 +21,24 @@ public struct LinkMetrics: Sendable, Hashable, CustomStringConvertible {
     /// The rate the link sustains in each direction, in bytes of messages per second.
     public var bytesPerSecond: Double?
     public var cost: LinkCost
+    /// How long the path keeps what is sent while the peer is away (a relay that stores and
+    /// forwards, such as NATS JetStream), or nil for a path that loses it. A session waits this
+    /// long for a silent peer before it calls the link dead: the peer reads what waited when it
+    /// returns, and the link goes on where it stopped.
+    public var storesFramesFor: Duration?
 
-    public init(roundTrip: Duration? = nil, bytesPerSecond: Double? = nil, cost: LinkCost) {
+    public init(roundTrip: Duration? = nil, bytesPerSecond: Double? = nil, cost: LinkCost, storesFramesFor: Duration? = nil) {
         self.roundTrip = roundTrip
         self.bytesPerSecond = bytesPerSecond
         self.cost = cost
+        self.storesFramesFor = storesFramesFor
     }
 
     public var description: String {
         var parts = [cost.description]
         if let roundTrip { parts.append("rtt \(roundTrip)") }
         if let bytesPerSecond { parts.append("\(Int(bytesPerSecond)) B/s") }
+        if let storesFramesFor { parts.append("stores frames for \(storesFramesFor)") }
         return parts.joined(separator: ", ")
     }
 }

@@ -484,7 +484,9 @@ public actor PeerSession {
             } else {
                 links[number]!.silence += elapsed
             }
-            if links[number]!.silence > configuration.deadAfter {
+            // A relay that stores frames for an absent peer keeps the link worth holding.
+            let deadAfter = max(configuration.deadAfter, link.channel.metrics.storesFramesFor ?? .zero)
+            if links[number]!.silence > deadAfter {
                 detach(number, .heartbeatsMissed)
                 continue
             }
