@@ -81,11 +81,15 @@ let package = Package(
         // Links over Bluetooth LE L2CAP credit-based channels (BlueZ sockets), and the emulated
         // radio that runs the same socket code over AF_UNIX SOCK_SEQPACKET, for CI.
         .target(name: "ArcusBluetooth", dependencies: ["ArcusMesh", "CBlueZ"], swiftSettings: optimized),
+        // libnats, the NATS C client, for the cloud relay.
+        .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
+        // Links relayed through NATS subjects (JetStream stores frames for peers that are away).
+        .target(name: "ArcusCloud", dependencies: ["ArcusMesh", "CNATS"], swiftSettings: optimized),
         // Composition of every part: the agent process and its HTTP API, the demo, the benchmark runners.
         .target(
             name: "ArcusAgent",
             dependencies: [
-                "ArcusCRDT", "ArcusCodec", "ArcusStore", "ArcusSync", "ArcusMesh", "ArcusLoopback", "ArcusLAN", "ArcusBluetooth",
+                "ArcusCRDT", "ArcusCodec", "ArcusStore", "ArcusSync", "ArcusMesh", "ArcusLoopback", "ArcusLAN", "ArcusBluetooth", "ArcusCloud",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -135,13 +139,17 @@ let package = Package(
             dependencies: ["ArcusBluetooth", "ArcusMesh", "ArcusTestSupport", "ArcusTransportConformance"]
         ),
         .testTarget(
+            name: "ArcusCloudTests",
+            dependencies: ["ArcusCloud", "ArcusMesh", "ArcusTestSupport", "ArcusTransportConformance", "CNATS"]
+        ),
+        .testTarget(
             name: "ArcusSyncTests",
             dependencies: ["ArcusSync", "ArcusStore", "ArcusCRDT", "ArcusCodec", "ArcusMesh", "ArcusLoopback", "ArcusAgent", "ArcusTestSupport"]
         ),
         .testTarget(
             name: "ArcusAgentTests",
             dependencies: [
-                "ArcusAgent", "ArcusCodec", "ArcusCRDT", "ArcusStore", "ArcusSync", "ArcusLoopback", "ArcusMesh", "ArcusTestSupport", "ArcusBluetooth",
+                "ArcusAgent", "ArcusCodec", "ArcusCRDT", "ArcusStore", "ArcusSync", "ArcusLoopback", "ArcusMesh", "ArcusTestSupport", "ArcusBluetooth", "ArcusCloud",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

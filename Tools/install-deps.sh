@@ -13,6 +13,7 @@ packages=(
     dbus                                 # avahi-daemon and bluetoothd talk over the system bus
     iproute2                             # `ip link set lo multicast on`, for mDNS on loopback in tests
     libnats-dev nats-server              # cloud relay
+    openssl                              # the cloud relay's TLS tests make a CA and a certificate
     python3 python3-venv                 # trace generator and anchor engines
     jq                                   # Tools/demo.sh reads the agents' JSON lines
 )
