@@ -1,0 +1,104 @@
+import ArcusMesh
+
+/// One message on a link subject: a fixed 15-byte header and what the kind carries.
+///
+///     0      version (1)
+///     1      kind: open 1, accept 2, data 3, credit 4, close 5
+///     2      flags: bit 0 set when the sender dialled the link
+///     3…10   link id, chosen at random by the dialler (big-endian)
+///     11…14  value: data → sequence number; credit → bytes granted; open, accept → window
+///     15…    body: data → the message; open → dialler's instance, acceptor's instance (8 + 8);
+///            accept → acceptor's instance (8); credit, close → nothing
+///
+/// The relay sees this header in the clear and the message sealed: the message is a frame of
+/// the mesh's secure session (SecureLink), never a document.
+struct CloudFrame: Sendable, Equatable {
+    enum Kind: UInt8, Sendable {
+        case open = 1, accept, data, credit, close
+    }
+
+    static let version: UInt8 = 1
+    static let headerSize = 15
+
+    var kind: Kind
+    /// Whether the sender is the end that dialled: with the link id, it names the link on both
+    /// ends even when both peers dial each other and draw the same id.
+    var fromDialler: Bool
+    var link: UInt64
+    var value: UInt32
+    var body: [UInt8]
+
+    init(_ kind: Kind, fromDialler: Bool, link: UInt64, value: UInt32 = 0, body: [UInt8] = []) {
+        self.kind = kind
+        self.fromDialler = fromDialler
+        self.link = link
+        self.value = value
+        self.body = body
+    }
+
+    var encoded: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Self.headerSize + body.count)
+        bytes.append(Self.version)
+        bytes.append(kind.rawValue)
+        bytes.append(fromDialler ? 1 : 0)
+        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: link >> UInt64(shift))) }
+        for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+        bytes.append(contentsOf: body)
+        return bytes
+    }
+
+    /// Reads a frame, or says why not. `maximumBody` bounds what is accepted before anything is
+    /// copied: a relay may carry anything anyone with the subject's permission published.
+    init(decoding bytes: [UInt8], maximumBody: Int) throws(CloudFrameError) {
+        guard bytes.count >= Self.headerSize else { throw .truncated(bytes.count) }
+        guard bytes[0] == Self.version else { throw .unknownVersion(bytes[0]) }
+        guard let kind = Kind(rawValue: bytes[1]) else { throw .unknownKind(bytes[1]) }
+        guard bytes[2] & ~1 == 0 else { throw .unknownFlags(bytes[2]) }
+        let bodySize = bytes.count - Self.headerSize
+        guard bodySize <= maximumBody else { throw .tooLarge(bodySize, limit: maximumBody) }
+        var link: UInt64 = 0
+        for index in 3..<11 { link = link << 8 | UInt64(bytes[index]) }
+        var value: UInt32 = 0
+        for index in 11..<15 { value = value << 8 | UInt32(bytes[index]) }
+        let body = Array(bytes[Self.headerSize...])
+        switch kind {
+        case .open: guard body.count == 16 else { throw .badBody(kind, body.count) }
+        case .accept: guard body.count == 8 else { throw .badBody(kind, body.count) }
+        case .credit, .close: guard body.isEmpty else { throw .badBody(kind, body.count) }
+        case .data: break
+        }
+        self.init(kind, fromDialler: bytes[2] & 1 == 1, link: link, value: value, body: body)
+    }
+}
+
+/// Why bytes on a link subject are not a frame. Such bytes are dropped and counted, never
+/// allowed to harm a link other than the one they name.
+enum CloudFrameError: Error, Sendable, Equatable, CustomStringConvertible {
+    case truncated(Int)
+    case unknownVersion(UInt8)
+    case unknownKind(UInt8)
+    case unknownFlags(UInt8)
+    case tooLarge(Int, limit: Int)
+    case badBody(CloudFrame.Kind, Int)
+
+    var description: String {
+        switch self {
+        case .truncated(let count): return "a cloud frame of \(count) bytes is shorter than its \(CloudFrame.headerSize)-byte header"
+        case .unknownVersion(let version): return "cloud frame version \(version) is not 1: is the peer running a newer Arcus?"
+        case .unknownKind(let kind): return "unknown cloud frame kind \(kind)"
+        case .unknownFlags(let flags): return "unknown cloud frame flags \(flags)"
+        case .tooLarge(let size, let limit): return "a cloud frame body of \(size) bytes is over the limit of \(limit)"
+        case .badBody(let kind, let size): return "a cloud \(kind) frame with a body of \(size) bytes"
+        }
+    }
+}
+
+extension UInt64 {
+    /// Big-endian bytes, for instance ids in frame bodies and announcements.
+    var bigEndianBytes: [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: self >> UInt64(56 - 8 * $0)) } }
+
+    init(bigEndianBytes bytes: some Collection<UInt8>) {
+        self = bytes.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
+    }
+}
