@@ -11,6 +11,7 @@ struct AgentCommand: AsyncParsableCommand {
             Logs go to standard error. Examples:
               arcus agent --data ./data
               arcus agent --data ./data --http 127.0.0.1:0 --subscribe "SELECT * FROM cars"
+              arcus agent --data ./hub --transports cloud --cloud nats://127.0.0.1:4222 --role hub
             The API is described in Docs/Agent.md; `arcus exec --agent URL`, `arcus observe`, \\
             `arcus subscribe` and `arcus peers` talk to it.
             """
@@ -19,7 +20,7 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(help: "The data directory of the store (created if needed). One agent per directory.")
     var data: String
 
-    @Option(help: "A JSON file of agent options (keys: name, http, listen, transports, peers, subscribe, mesh_secret_file; or certificate_file and authority_file).")
+    @Option(help: "A JSON file of agent options (keys: name, http, listen, transports, peers, subscribe, mesh_secret_file or certificate_file and authority_file, cloud and cloud_*, role; see Docs/Agent.md).")
     var config: String?
 
     @Option(help: "The name this peer shows in the presence graph (default: the host name).")
@@ -49,6 +50,12 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(help: "For --transports ble on an adapter: the L2CAP PSM to listen on, 128-255 (default: one the kernel picks).")
     var blePsm: Int?
 
+    @Option(help: "For --transports cloud: the NATS relay, nats://HOST:PORT or tls://HOST:PORT (repeatable, for a cluster).")
+    var cloud: [String] = []
+
+    @Option(help: "peer (default), or hub: an always-on peer that subscribes to every collection and keeps it, so that devices that never meet converge through it.")
+    var role: String?
+
     @Option(help: "The log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
@@ -56,7 +63,8 @@ struct AgentCommand: AsyncParsableCommand {
         do {
             let configuration = try AgentConfiguration.resolve(
                 dataDirectory: data, configFile: config, name: name, http: http, listen: listen,
-                transports: transports, peers: peer, subscriptions: subscribe, bleEmulated: bleEmulated, bleLinks: bleLinks, blePSM: blePsm
+                transports: transports, peers: peer, subscriptions: subscribe, bleEmulated: bleEmulated, bleLinks: bleLinks, blePSM: blePsm,
+                cloud: cloud, role: role
             )
             try await Agent.runUntilSignalled(configuration, logger: try AgentLogging.standardError(level: logLevel))
         } catch let error as CommandError {

@@ -29,6 +29,9 @@ struct DoctorCommand: ParsableCommand {
     @Option(help: "Static peers, HOST:PORT (repeatable).")
     var peer: [String] = []
 
+    @Option(help: "The NATS relay to check, nats://HOST:PORT (repeatable).")
+    var cloud: [String] = []
+
     @Flag(help: "Print one JSON object instead of the table.")
     var json = false
 
@@ -36,7 +39,7 @@ struct DoctorCommand: ParsableCommand {
         do {
             let configuration = try AgentConfiguration.resolve(
                 dataDirectory: data, configFile: config, name: nil, http: nil, listen: listen,
-                transports: transports, peers: peer, subscriptions: []
+                transports: transports, peers: peer, subscriptions: [], cloud: cloud
             )
             let checks = Doctor(configuration: configuration).run()
             print(json ? DoctorReport.json(checks) : DoctorReport.table(checks))

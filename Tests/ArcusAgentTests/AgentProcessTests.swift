@@ -203,7 +203,9 @@ struct AgentProcessTests {
     func badOptions() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let cases: [(arguments: [String], says: String)] = [
-            (["--transports", "cloud"], "cloud relay"),
+            (["--transports", "cloud"], "give --cloud nats://HOST:PORT"),
+            (["--transports", "cloud", "--cloud", "127.0.0.1:4222"], "is not a relay URL"),
+            (["--role", "server"], "the roles are peer and hub"),
             (["--transports", "loopback,radio"], "unknown transport \"radio\""),
             (["--transports", "ble", "--ble-links", "0"], "--ble-links must be between 1 and 32"),
             (["--peer", "10.0.0.7"], "the port is missing"),

@@ -1,5 +1,6 @@
 import ArcusBluetooth
 import ArcusCRDT
+import ArcusCloud
 import ArcusLAN
 import ArcusLoopback
 import ArcusMesh
@@ -74,18 +75,22 @@ public final class Agent: Service, Sendable {
         } else {
             var made: [any Transport] = []
             for choice in configuration.transports {
-                if let reason = choice.unavailableBecause { throw CommandError("cannot run the \(choice.rawValue) transport: \(reason)", exitStatus: 2) }
                 switch choice {
                 case .lan:
                     made.append(Self.lanTransport(configuration, identity: identity, credential: connector?.handshake.credential, logger: logger))
                 case .ble:
                     made.append(Self.bluetoothTransport(configuration, identity: identity, credential: connector?.handshake.credential))
+                case .cloud:
+                    made.append(try Self.cloudTransport(configuration, identity: identity, credential: connector?.handshake.credential, logger: logger))
                 default:
                     // An in-process network of its own: the seam every transport plugs into.
                     made.append(LoopbackTransport(name: configuration.name, peer: identity.peerID, on: LoopbackNetwork(kind: .loopback)))
                 }
             }
             self.transports = made
+        }
+        if !configuration.transports.contains(.cloud) && !configuration.cloud.urls.isEmpty {
+            logger.warning("--cloud is for the cloud transport, which this agent does not run (add cloud to --transports)")
         }
         if !configuration.transports.contains(.lan) && (configuration.listen != nil || !configuration.peers.isEmpty) {
             logger.warning("--listen and --peer are for the LAN transport, which this agent does not run (add lan to --transports)")
@@ -94,6 +99,9 @@ public final class Agent: Service, Sendable {
         // store as it was.
         var queries: [SubscriptionQuery] = []
         for text in configuration.subscriptions { queries.append(try Self.query(text, arguments: [:])) }
+        // A hub keeps everything: one subscription to the whole store, which also serves every
+        // peer's subscription from what it holds.
+        if configuration.role == .hub { queries.append(.everything) }
         for query in queries { _ = try register(query) }
     }
 
@@ -119,6 +127,18 @@ public final class Agent: Service, Sendable {
         let adapter = L2CAPRadioSettings(adapter: .any(psm: configuration.blePSM ?? 0))
         let radio: BluetoothRadio = configuration.bleEmulatedDirectory.map { .emulated(EmulatedRadioSettings(directory: $0)) } ?? .l2cap(adapter)
         return BluetoothTransport(radio: radio, peer: identity.peerID, meshHash: credential?.meshHash ?? "")
+    }
+
+    /// The NATS relay in `--cloud`, in this agent's mesh: peers of other meshes on the same relay
+    /// never see each other.
+    private static func cloudTransport(
+        _ configuration: AgentConfiguration, identity: PeerIdentity, credential: MeshCredential?, logger: Logger
+    ) throws(CommandError) -> CloudTransport {
+        guard !configuration.cloud.urls.isEmpty else {
+            throw CommandError("--transports cloud needs the relay: give --cloud nats://HOST:PORT (or \"cloud\" in --config)", exitStatus: 2)
+        }
+        let settings = configuration.cloud.settings(meshHash: credential?.meshHash ?? "", name: configuration.name)
+        return CloudTransport(settings: settings, peer: identity.peerID, warn: { [logger] warning in logger.warning("\(warning)") })
     }
 
     private static func connector(for configuration: AgentConfiguration, identity: PeerIdentity) throws(CommandError) -> SecureConnector? {

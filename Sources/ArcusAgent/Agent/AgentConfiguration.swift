@@ -35,6 +35,9 @@ public struct AgentConfiguration: Sendable {
     public var bleEmulatedDirectory: String?
     /// The L2CAP PSM to listen on; nil for a dynamic one (0x80–0xFF), which adverts carry.
     public var blePSM: UInt16?
+    /// For `--transports cloud`: the NATS relay.
+    public var cloud = CloudConfiguration()
+    public var role = AgentRole.peer
 
     public static let defaultHTTP = LANAddress(host: "127.0.0.1", port: 4747)
 
@@ -70,18 +73,29 @@ public struct AgentConfiguration: Sendable {
         var ble_emulated: String?
         var ble_links: Int?
         var ble_psm: Int?
+        var cloud: [String]?
+        var cloud_credentials_file: String?
+        var cloud_ca_file: String?
+        var cloud_certificate_file: String?
+        var cloud_key_file: String?
+        var cloud_store_and_forward: Bool?
+        var cloud_stored_max_age_s: Double?
+        var cloud_stored_max_bytes: Int?
+        var role: String?
     }
 
     private static let fileKeys: Set<String> = [
         "name", "http", "listen", "transports", "peers", "subscribe", "mesh_secret_file", "certificate_file", "authority_file",
-        "ble_emulated", "ble_links", "ble_psm",
+        "ble_emulated", "ble_links", "ble_psm", "cloud", "cloud_credentials_file", "cloud_ca_file", "cloud_certificate_file",
+        "cloud_key_file", "cloud_store_and_forward", "cloud_stored_max_age_s", "cloud_stored_max_bytes", "role",
     ]
 
     /// The command line's options over the file's (a list given on the command line replaces
     /// the file's list).
     public static func resolve(
         dataDirectory: String, configFile: String?, name: String?, http: String?, listen: String?,
-        transports: String?, peers: [String], subscriptions: [String], bleEmulated: String? = nil, bleLinks: Int? = nil, blePSM: Int? = nil
+        transports: String?, peers: [String], subscriptions: [String], bleEmulated: String? = nil, bleLinks: Int? = nil, blePSM: Int? = nil,
+        cloud: [String] = [], role: String? = nil
     ) throws(CommandError) -> AgentConfiguration {
         let file = try configFile.map { path throws(CommandError) in try readFile(path) }
         let httpText = http ?? file?.http
@@ -111,7 +125,26 @@ public struct AgentConfiguration: Sendable {
             }
             configuration.blePSM = UInt16(psm)
         }
+        try configuration.cloud.read(urls: cloud.isEmpty ? (file?.cloud ?? []) : cloud, file: file.map(cloudKeys))
+        configuration.role = try (role ?? file?.role).map { text throws(CommandError) in try AgentRole.parse(text) } ?? .peer
         return configuration
+    }
+
+    /// The configuration file's cloud keys.
+    struct CloudFileKeys {
+        var credentialsFile, caFile, certificateFile, keyFile: String?
+        var storeAndForward: Bool?
+        var maxAgeSeconds: Double?
+        var maxBytes: Int?
+
+    }
+
+    private static func cloudKeys(_ file: File) -> CloudFileKeys {
+        CloudFileKeys(
+            credentialsFile: file.cloud_credentials_file, caFile: file.cloud_ca_file, certificateFile: file.cloud_certificate_file,
+            keyFile: file.cloud_key_file, storeAndForward: file.cloud_store_and_forward, maxAgeSeconds: file.cloud_stored_max_age_s,
+            maxBytes: file.cloud_stored_max_bytes
+        )
     }
 
     private static func readFile(_ path: String) throws(CommandError) -> File {

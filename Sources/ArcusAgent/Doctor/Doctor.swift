@@ -23,7 +23,7 @@ public struct Doctor: Sendable {
         var checks = [dataDirectory(), credential()]
         checks += lan().map { $0.unless(configured: configuration.transports.contains(.lan)) }
         checks += bluetooth().map { $0.unless(configured: configuration.transports.contains(.ble)) }
-        checks += [notBuilt(.cloud)]
+        checks += [cloud().unless(configured: configuration.transports.contains(.cloud))]
         return checks
     }
 
@@ -154,8 +154,4 @@ public struct Doctor: Sendable {
     }
 
     // MARK: Not built yet
-
-    func notBuilt(_ choice: TransportChoice) -> DoctorCheck {
-        DoctorCheck(area: choice.rawValue, name: "transport", status: .unused, detail: choice.unavailableBecause ?? "available")
-    }
 }
