@@ -12,14 +12,14 @@ Tools/install-deps.sh
 echo "== building"
 swift build --build-tests
 
-# Six passes. Swift Testing runs a process's tests side by side on the cooperative threads (two
+# Seven passes. Swift Testing runs a process's tests side by side on the cooperative threads (two
 # on a 2-core machine), and the CPU-bound property tests hold a thread for seconds at a time; the
 # suites that keep time (sync timeouts, the link emulation's rates and latencies, the loopback
 # mesh) therefore run in processes of their own, where nothing starves them.
 echo "== testing the CRDTs, the codec and the store"
 swift test --skip-build --filter "ArcusCRDTTests|ArcusCodecTests|ArcusStoreTests"
 echo "== testing sync and the agent"
-swift test --skip-build --filter "ArcusSyncTests|ArcusAgentTests" --skip "MeshDemoTests|AgentAvahiTests"
+swift test --skip-build --filter "ArcusSyncTests|ArcusAgentTests" --skip "MeshDemoTests|AgentAvahiTests|AgentCloudTests|CloudBenchTests"
 echo "== testing links: the emulation, the message channel, the secure link, LAN TCP, Bluetooth (emulated radio)"
 swift test --skip-build --filter "ArcusMeshTests|ArcusLANTests|ArcusBluetoothTests" --skip "ArcusMeshTests\.(Session|SimultaneousDial|Presence)|ArcusLANTests\.Avahi"
 echo "== testing sessions over links: failover (and its demo), dials, presence"
@@ -36,6 +36,17 @@ Tools/start-avahi.sh start
 # test at a time: one of them restarts the daemon under the others.
 CI="${CI:-true}" swift test --skip-build --no-parallel --filter "ArcusLANTests\.Avahi|AgentAvahiTests"
 Tools/start-avahi.sh stop
+trap - EXIT
+
+# The cloud relay: a real nats-server with JetStream on 127.0.0.1. The shared one serves the
+# conformance suites; the tests that restart the relay or cut a peer off start their own.
+echo "== testing the cloud relay through nats-server"
+trap 'Tools/start-nats.sh stop' EXIT
+ARCUS_TEST_NATS_URL="$(Tools/start-nats.sh start 0)"
+export ARCUS_TEST_NATS_URL
+swift test --skip-build --filter "ArcusCloudTests|AgentCloudTests|CloudBenchTests"
+Tools/start-nats.sh stop
+unset ARCUS_TEST_NATS_URL
 trap - EXIT
 
 runs="${ARCUS_FUZZ_RUNS:-30000}"

@@ -5,7 +5,7 @@ import Foundation
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure Arcus and print figures, one JSON line per run.",
-        subcommands: [BenchTrace.self, BenchStore.self, BenchLAN.self, BenchBLE.self, BenchWriteLoad.self]
+        subcommands: [BenchTrace.self, BenchStore.self, BenchLAN.self, BenchBLE.self, BenchCloud.self, BenchWriteLoad.self]
     )
 }
 
@@ -207,6 +207,56 @@ struct BenchBLE: AsyncParsableCommand {
         options.connectionInterval = .microseconds(Int64(interval * 1000))
         let progress: ((String, Double) -> Void)? = quiet ? nil : { phase, share in Terminal.progress(phase, share: share) }
         let figures = try await BLEBench(options: options).run(progress: progress)
+        if !quiet { Terminal.clearProgress() }
+        print(figures.jsonLine)
+    }
+}
+
+struct BenchCloud: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cloud",
+        abstract: "Two agents through a NATS relay: a fresh peer's catch-up, one update's latency, and the bytes on the relay.",
+        discussion: """
+            Runs two agents in this process, each with only the cloud transport to the relay at --cloud \
+            and a fresh shared secret (a mesh of its own on the relay, sealed as agents run). A fresh \
+            follower catches up --documents fleet-shaped documents through the relay, then --updates single \
+            updates are timed from the write at the source to the follower's observer (p50, p99, the \
+            slowest). A connection of the bench's own counts what is published on the mesh's subjects: \
+            bytes and messages per update, and per second over 2 s of no writes. Needs a relay: \
+            `nats-server -a 127.0.0.1 -p 4222 -js` (Tools/bench.sh starts one). Build with -c release.
+            """
+    )
+
+    @Option(help: "The NATS relay, nats://HOST:PORT (required).")
+    var cloud: String?
+
+    @Option(name: [.customLong("documents"), .customLong("docs")], help: "How many documents the follower catches up through the relay.")
+    var docs = 10_000
+
+    @Option(help: "How many single updates to time once it has.")
+    var updates = 500
+
+    @Option(help: "Where to put the two agents' data directories (removed afterwards).")
+    var scratch: String?
+
+    @Flag(help: "Print no progress on standard error.")
+    var quiet = false
+
+    func validate() throws {
+        guard cloud != nil else {
+            throw ValidationError("--cloud is required: the relay, such as nats://127.0.0.1:4222 (start one with `nats-server -a 127.0.0.1 -p 4222 -js`)")
+        }
+        guard docs >= 10 else { throw ValidationError("--documents must be at least 10") }
+        guard updates >= 1 else { throw ValidationError("--updates must be at least 1") }
+    }
+
+    func run() async throws {
+        var options = CloudBench.Options(relayURL: cloud ?? "")
+        options.documents = docs
+        options.updates = updates
+        if let scratch { options.scratch = URL(fileURLWithPath: scratch) }
+        let progress: ((String, Double) -> Void)? = quiet ? nil : { phase, share in Terminal.progress(phase, share: share) }
+        let figures = try await CloudBench(options: options).run(progress: progress)
         if !quiet { Terminal.clearProgress() }
         print(figures.jsonLine)
     }
