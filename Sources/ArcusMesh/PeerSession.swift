@@ -484,13 +484,12 @@ public actor PeerSession {
             } else {
                 links[number]!.silence += elapsed
             }
-            // A relay that stores frames for an absent peer keeps the link worth holding.
-            let deadAfter = max(configuration.deadAfter, link.channel.metrics.storesFramesFor ?? .zero)
-            if links[number]!.silence > deadAfter {
+            let metrics = link.channel.metrics
+            if links[number]!.silence > configuration.deadAfter(for: metrics) {
                 detach(number, .heartbeatsMissed)
                 continue
             }
-            if now - link.lastHeartbeatSent >= configuration.heartbeatInterval {
+            if now - link.lastHeartbeatSent >= configuration.heartbeatInterval(for: metrics) {
                 sendHeartbeat(on: number, now: now)
             }
         }

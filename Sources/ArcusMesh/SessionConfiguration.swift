@@ -3,6 +3,10 @@
 public struct SessionConfiguration: Sendable {
     /// How often each link sends a heartbeat, which measures its round trip and proves it alive.
     public var heartbeatInterval: Duration = .milliseconds(250)
+    /// The heartbeat interval of a metered link (a cloud relay): every heartbeat is billed, and
+    /// such a link is the last choice, carrying traffic only when no free link is left to fail
+    /// over to, so finding it dead quickly buys little.
+    public var meteredHeartbeatInterval: Duration = .seconds(1)
     /// A link from which nothing has been heard for this many intervals is dead.
     public var missedHeartbeatsBeforeDead = 3
     /// Messages sent but not yet acknowledged; `send` suspends beyond it. Also what this side
@@ -20,6 +24,14 @@ public struct SessionConfiguration: Sendable {
 
     public init() {}
 
-    /// Silence after which a link is declared dead.
-    var deadAfter: Duration { heartbeatInterval * missedHeartbeatsBeforeDead }
+    /// How often a link with `metrics` sends heartbeats.
+    func heartbeatInterval(for metrics: LinkMetrics) -> Duration {
+        metrics.cost == .metered ? max(heartbeatInterval, meteredHeartbeatInterval) : heartbeatInterval
+    }
+
+    /// Silence after which a link with `metrics` is declared dead: missed heartbeats, or, on a
+    /// path that stores frames for an absent peer, as long as it stores them.
+    func deadAfter(for metrics: LinkMetrics) -> Duration {
+        max(heartbeatInterval(for: metrics) * missedHeartbeatsBeforeDead, metrics.storesFramesFor ?? .zero)
+    }
 }
