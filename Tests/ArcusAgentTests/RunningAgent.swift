@@ -19,11 +19,12 @@ final class RunningAgent: @unchecked Sendable {
 
     /// `start`, from async tests. (Foundation's Process notices a child's exit reliably only on
     /// the thread that waits for it, so this does not move the wait to a thread of its own.)
-    static func launch(data: String, _ extra: [String] = []) async throws -> RunningAgent {
-        try start(data: data, extra)
+    static func launch(data: String, _ extra: [String] = [], environment: [String: String] = [:]) async throws -> RunningAgent {
+        try start(data: data, extra, environment: environment)
     }
 
-    static func start(data: String, _ extra: [String] = []) throws -> RunningAgent {
+    /// - Parameter environment: variables set for the agent over this process's own.
+    static func start(data: String, _ extra: [String] = [], environment: [String: String] = [:]) throws -> RunningAgent {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-agent-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         let out = scratch.appendingPathComponent("out"), err = scratch.appendingPathComponent("err")
@@ -32,6 +33,7 @@ final class RunningAgent: @unchecked Sendable {
         let process = Process()
         process.executableURL = try ArcusProcess.executable()
         process.arguments = ["agent", "--data", data, "--http", "127.0.0.1:0", "--name", "test-agent"] + extra
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
         try process.run()

@@ -10,16 +10,19 @@ extension Agent {
     public static func runUntilSignalled(_ configuration: AgentConfiguration, logger: Logger) async throws {
         let registry = PrometheusCollectorRegistry()
         let agent = try Agent(configuration: configuration, metricsFactory: PrometheusMetricsFactory(registry: registry), logger: logger)
+        let systemd = SystemdNotifier()
         let http = AgentHTTPAPI.application(for: agent, registry: registry, logger: logger) { url in
             let line = agent.readyLine(http: url)
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
             logger.info("ready", metadata: ["http": "\(url)", "peer": "\(agent.identity.peerID)"])
+            systemd.ready(status: "serving \(url) as \(agent.configuration.name)")
         }
         // Shut down in reverse order: the agent first (ending the observe streams, so that the
         // server is not left waiting on them), then the HTTP server.
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [.init(service: http), .init(service: agent)],
+                // Last, so that it is told first: systemd hears STOPPING=1 as shutdown begins.
+                services: [.init(service: http), .init(service: agent), .init(service: SystemdService(notifier: systemd))],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             )
