@@ -20,7 +20,7 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(help: "The data directory of the store (created if needed). One agent per directory.")
     var data: String
 
-    @Option(help: "A JSON file of agent options (keys: name, http, listen, transports, peers, subscribe, mesh_secret_file or certificate_file and authority_file, cloud and cloud_*, role; see Docs/Agent.md).")
+    @Option(help: "A TOML file of agent options (or JSON, for a name ending in .json); Hardware/arcus.toml lists every key with its default. ARCUS_<KEY> environment variables override it.")
     var config: String?
 
     @Option(help: "The name this peer shows in the presence graph (default: the host name).")

@@ -84,7 +84,7 @@ public struct AgentConfiguration: Sendable {
         var role: String?
     }
 
-    private static let fileKeys: Set<String> = [
+    static let fileKeys: Set<String> = [
         "name", "http", "listen", "transports", "peers", "subscribe", "mesh_secret_file", "certificate_file", "authority_file",
         "ble_emulated", "ble_links", "ble_psm", "cloud", "cloud_credentials_file", "cloud_ca_file", "cloud_certificate_file",
         "cloud_key_file", "cloud_store_and_forward", "cloud_stored_max_age_s", "cloud_stored_max_bytes", "role",
@@ -95,9 +95,9 @@ public struct AgentConfiguration: Sendable {
     public static func resolve(
         dataDirectory: String, configFile: String?, name: String?, http: String?, listen: String?,
         transports: String?, peers: [String], subscriptions: [String], bleEmulated: String? = nil, bleLinks: Int? = nil, blePSM: Int? = nil,
-        cloud: [String] = [], role: String? = nil
+        cloud: [String] = [], role: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(CommandError) -> AgentConfiguration {
-        let file = try configFile.map { path throws(CommandError) in try readFile(path) }
+        let file = try readFile(configFile, environment: environment)
         let httpText = http ?? file?.http
         let listenText = listen ?? file?.listen
         let transportText = transports ?? file?.transports?.joined(separator: ",")
@@ -147,25 +147,21 @@ public struct AgentConfiguration: Sendable {
         )
     }
 
-    private static func readFile(_ path: String) throws(CommandError) -> File {
-        let data: Data
+    /// The configuration file's options (TOML, or JSON for a name ending in .json) under the
+    /// ARCUS_* environment variables (ConfigurationOverrides); the command line then wins over both.
+    private static func readFile(_ path: String?, environment: [String: String]) throws(CommandError) -> File? {
+        var object: [String: Any] = [:]
+        if let path { object = try ConfigurationFile.read(path, keys: fileKeys) }
+        let overrides = try ConfigurationOverrides.read(environment, keys: fileKeys)
+        guard path != nil || !overrides.isEmpty else { return nil }
+        object.merge(overrides) { _, override in override }
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw CommandError("cannot read the configuration file \(path): \(error.localizedDescription)", exitStatus: 2)
-        }
-        do {
-            if let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] {
-                let unknown = Set(object.keys).subtracting(fileKeys).sorted()
-                if !unknown.isEmpty {
-                    throw CommandError("the configuration file \(path) has unknown keys \(unknown); the keys are \(fileKeys.sorted())", exitStatus: 2)
-                }
-            }
+            let data = try JSONSerialization.data(withJSONObject: object)
             return try JSONDecoder().decode(File.self, from: data)
-        } catch let error as CommandError {
-            throw error
         } catch {
-            throw CommandError("the configuration file \(path) is not a JSON object of agent options: \(error)", exitStatus: 2)
+            let source = [path.map { "the configuration file \($0)" }, overrides.isEmpty ? nil : "the ARCUS_* variables"].compactMap { $0 }
+            throw CommandError("\(source.joined(separator: " and ")): an option has the wrong type: \(ConfigurationFile.describe(error))", exitStatus: 2)
         }
     }
+
 }

@@ -1,0 +1,92 @@
+@testable import ArcusAgent
+import Foundation
+import Testing
+
+/// The agent's configuration file (TOML or JSON) and its ARCUS_* environment overrides.
+struct ConfigurationFileTests {
+    private func write(_ text: String, named name: String = "arcus.toml") throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent(name)
+        try Data(text.utf8).write(to: file)
+        return file.path
+    }
+
+    private func resolve(_ file: String?, environment: [String: String] = [:], transports: String? = nil) throws(CommandError) -> AgentConfiguration {
+        try AgentConfiguration.resolve(
+            dataDirectory: "/tmp/unused", configFile: file, name: nil, http: nil, listen: nil, transports: transports,
+            peers: [], subscriptions: [], environment: environment
+        )
+    }
+
+    @Test("Hardware/arcus.toml documents every option, and reads with every key uncommented")
+    func exampleDocumentsEveryKey() throws {
+        let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Hardware/arcus.toml")
+        let text = try String(contentsOf: example, encoding: .utf8)
+        for key in AgentConfiguration.fileKeys {
+            #expect(text.contains("\n# \(key) = "), "Hardware/arcus.toml does not document \(key)")
+        }
+        // As shipped, everything is a default.
+        let defaults = try resolve(try write(text))
+        #expect(defaults.transports == [.loopback] && defaults.role == .peer && defaults.cloud.storeAndForward)
+        // Uncommented, every example value reads (certificate and secret are exclusive only when loaded).
+        let uncommented = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.hasPrefix("# ") && line.contains(" = ") && !line.hasPrefix("# -") ? String(line.dropFirst(2)) : String(line)
+        }.joined(separator: "\n")
+        let all = try resolve(try write(uncommented))
+        #expect(all.name == "pump-3")
+        #expect(all.role == .peer)
+        #expect(all.cloud.urls == ["nats://127.0.0.1:4222"])
+        #expect(all.cloud.storedFramesMaxBytes == 268_435_456)
+        #expect(all.blePSM == 128)
+    }
+
+    @Test("TOML values read; the command line wins over the environment, which wins over the file")
+    func precedence() throws {
+        let file = try write("""
+            name = "from-file"
+            transports = ["lan"]
+            http = "127.0.0.1:4800"
+            cloud = ["nats://127.0.0.1:4222"]
+            cloud_stored_max_age_s = 600
+            """)
+        let fromFile = try resolve(file)
+        #expect(fromFile.name == "from-file" && fromFile.transports == [.lan] && fromFile.http.port == 4800)
+        #expect(fromFile.cloud.storedFramesMaxAge == .seconds(600))
+
+        let environment = ["ARCUS_NAME": "from-env", "ARCUS_TRANSPORTS": "lan, cloud", "ARCUS_CLOUD_STORE_AND_FORWARD": "false",
+                           "ARCUS_SUBSCRIBE": "SELECT * FROM a WHERE x IN (1, 2)\nSELECT * FROM b", "ARCUS_TEST_SEED": "7"]
+        let fromEnvironment = try resolve(file, environment: environment)
+        #expect(fromEnvironment.name == "from-env" && fromEnvironment.transports == [.lan, .cloud])
+        #expect(!fromEnvironment.cloud.storeAndForward && fromEnvironment.http.port == 4800)
+        #expect(fromEnvironment.subscriptions == ["SELECT * FROM a WHERE x IN (1, 2)", "SELECT * FROM b"])
+
+        let fromCommandLine = try resolve(file, environment: environment, transports: "loopback")
+        #expect(fromCommandLine.transports == [.loopback])
+        // The environment alone, without a file, also configures.
+        #expect(try resolve(nil, environment: ["ARCUS_ROLE": "hub"]).role == .hub)
+    }
+
+    @Test("bad files and variables are refused with where and what")
+    func refusals() throws {
+        let cases: [(file: String?, environment: [String: String], says: String)] = [
+            (try write("name = \"a\"\nnmae = \"b\""), [:], "unknown keys [\"nmae\"]"),
+            (try write("name = \"a\"\ntransports = [\"lan\""), [:], "not valid TOML: line 2"),
+            (try write("ble_links = \"four\""), [:], "ble_links should be a whole number"),
+            (try write("{\"name\": 3}", named: "agent.json"), [:], "name should be a string"),
+            (try write("[1, 2]", named: "agent.json"), [:], "not a JSON object"),
+            (nil, ["ARCUS_BLE_LINKS": "many"], "ARCUS_BLE_LINKS must be a whole number"),
+            (nil, ["ARCUS_CLOUD_STORE_AND_FORWARD": "maybe"], "ARCUS_CLOUD_STORE_AND_FORWARD must be true or false"),
+            ("/nonexistent/arcus.toml", [:], "cannot read the configuration file"),
+        ]
+        for bad in cases {
+            do {
+                _ = try resolve(bad.file, environment: bad.environment)
+                Issue.record("accepted: \(bad)")
+            } catch {
+                #expect(error.message.contains(bad.says), "\(error.message)")
+                #expect(error.exitStatus == 2)
+            }
+        }
+    }
+}
