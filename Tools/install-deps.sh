@@ -16,6 +16,7 @@ packages=(
     openssl                              # the cloud relay's TLS tests make a CA and a certificate
     python3 python3-venv                 # trace generator and anchor engines
     jq                                   # Tools/demo.sh reads the agents' JSON lines
+    chromium                             # the agent's status page is tested in a headless browser
 )
 
 if ! command -v swift >/dev/null 2>&1; then

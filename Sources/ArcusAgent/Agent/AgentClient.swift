@@ -4,7 +4,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// The CLI's side of the HTTP API: `arcus exec --agent`, `observe`, `subscribe`, `peers`.
+/// The CLI's side of the HTTP API: `arcus exec --agent`, `observe`, `subscribe`, `peers`, `status`.
 /// Errors are `CommandError`s: the agent's own `{"error": …}` message (exit status 2), or that
 /// no agent answers at the URL and how to start one (exit status 1).
 public struct AgentClient: Sendable {
@@ -44,6 +44,11 @@ public struct AgentClient: Sendable {
     /// `GET /v1/peers`: the presence graph, as JSON.
     public func peers() async throws(CommandError) -> String {
         try await send(.GET, "/v1/peers", body: nil)
+    }
+
+    /// `GET /v1/status`: the agent at a glance, as JSON.
+    public func status() async throws(CommandError) -> String {
+        try await send(.GET, "/v1/status", body: nil)
     }
 
     /// `GET /v1/observe`: hands each event's JSON to `line` until the agent ends the stream or

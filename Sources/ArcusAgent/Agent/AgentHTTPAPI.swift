@@ -8,8 +8,9 @@ import Prometheus
 import ServiceLifecycle
 
 /// The agent's local HTTP API (Docs/Agent.md): DQL, observers as server-sent events,
-/// subscriptions, the presence graph, Prometheus metrics. Every body is bounded and checked;
-/// every error is `{"error": "…"}` with a 4xx status, and leaves the store as it was.
+/// subscriptions, the presence graph, the agent's status (as JSON and as a page), Prometheus
+/// metrics. Every body is bounded and checked; every error is `{"error": "…"}` with a 4xx
+/// status, and leaves the store as it was.
 public enum AgentHTTPAPI {
     /// The largest request body read; larger ones get 413 before any of it is parsed.
     public static let maximumBodyBytes = 1 << 20
@@ -36,6 +37,13 @@ public enum AgentHTTPAPI {
     }
 
     static func addRoutes(to router: Router<BasicRequestContext>, agent: Agent, registry: PrometheusCollectorRegistry) {
+        let startedAt = ContinuousClock.now
+        router.get("/") { _, _ -> Response in
+            StatusPage.response
+        }
+        router.get("/v1/status") { _, _ -> Response in
+            JSONResponse.make(await StatusDocument(agent: agent, startedAt: startedAt).json().jsonString)
+        }
         router.post("/v1/execute") { request, _ -> Response in
             let body = try await jsonObject(request)
             let statement = try string(body, "statement")

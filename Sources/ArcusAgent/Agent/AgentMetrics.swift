@@ -61,7 +61,8 @@ final class AgentMetrics: Sendable {
     ///
     /// A session that ends between the two readings may be counted twice or not at all for a
     /// moment; the counters keep the highest figure seen, so they never count it twice.
-    func refresh(from engine: SyncEngine) async {
+    @discardableResult
+    func refresh(from engine: SyncEngine) async -> SyncFigures {
         let sessions = engine.sessions
         let now = await engine.statisticsSoFar
         let (before, lag) = reported.withLock { reported in
@@ -78,6 +79,20 @@ final class AgentMetrics: Sendable {
         syncFramesSent.increment(by: max(0, now.framesSent - before.framesSent))
         syncFramesReceived.increment(by: max(0, now.framesReceived - before.framesReceived))
         syncSessions.record(sessions.count)
-        syncLag.record(Double(lag.components.seconds) + Double(lag.components.attoseconds) / 1e18)
+        let lagSeconds = Double(lag.components.seconds) + Double(lag.components.attoseconds) / 1e18
+        syncLag.record(lagSeconds)
+        let counted = reported.withLock { $0.statistics }
+        return SyncFigures(
+            sessions: sessions.count, lagSeconds: lagSeconds, bytesSent: counted.bytesSent, bytesReceived: counted.bytesReceived,
+            framesSent: counted.framesSent, framesReceived: counted.framesReceived
+        )
     }
+}
+
+/// The sync figures of one `AgentMetrics.refresh`: what `/metrics` then exports, for the status
+/// document, so that the page and a dashboard never disagree.
+struct SyncFigures {
+    var sessions: Int
+    var lagSeconds: Double
+    var bytesSent, bytesReceived, framesSent, framesReceived: Int
 }

@@ -1,0 +1,70 @@
+import ArcusCRDT
+import Foundation
+import ArcusStore
+
+/// The agent at a glance, as `GET /v1/status` answers it, `arcus status` prints it and the
+/// status page (`GET /`) draws it: who the agent is and for how long it has run, what its store
+/// holds, its presence graph (the `PeersDocument`, as `GET /v1/peers` answers it), how its sync
+/// sessions fare, and its subscriptions.
+///
+/// The sync figures are those of the refresh that `GET /metrics` exports too.
+struct StatusDocument {
+    let agent: Agent
+    /// When the agent's HTTP API started, which is when the agent started serving.
+    let startedAt: ContinuousClock.Instant
+
+    func json() async -> Value {
+        let sync = await agent.metrics.refresh(from: agent.engine)
+        let uptime = ContinuousClock.now - startedAt
+        return .object([
+            "name": .string(agent.configuration.name),
+            "peer": .string(agent.identity.peerID.description),
+            "data": .string(agent.configuration.dataDirectory),
+            "transports": .array(agent.configuration.transports.map { .string($0.rawValue) }),
+            "uptime_seconds": .double(Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18),
+            "store": StoreFigures(store: agent.store, dataDirectory: agent.configuration.dataDirectory).json,
+            "sync": sync.json,
+            "subscriptions": .array(agent.engine.subscriptionEntries.map(AgentHTTPAPI.json)),
+            "graph": PeersDocument(graph: agent.presence.graph, local: agent.identity.peerID).json,
+        ])
+    }
+}
+
+/// What the store holds: live documents per collection, and the bytes of its database files
+/// (the database, its write-ahead log and shared-memory index).
+struct StoreFigures {
+    let store: Store
+    let dataDirectory: String
+
+    static let databaseFile = "store.sqlite"
+
+    var json: Value {
+        var object: [String: Value] = ["bytes": .int(Int64(databaseBytes))]
+        do {
+            let counts = try store.documentCounts().sorted { $0.key < $1.key }
+            object["collections"] = .array(counts.map { .object(["name": .string($0.key), "documents": .int(Int64($0.value))]) })
+            object["documents"] = .int(Int64(counts.reduce(0) { $0 + $1.value }))
+        } catch {
+            object["error"] = .string("cannot count the documents in \(dataDirectory): \(error)")
+        }
+        return .object(object)
+    }
+
+    private var databaseBytes: Int {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: dataDirectory)) ?? []
+        return files.filter { $0.hasPrefix(Self.databaseFile) }.reduce(0) { total, file in
+            let attributes = try? FileManager.default.attributesOfItem(atPath: (dataDirectory as NSString).appendingPathComponent(file))
+            return total + ((attributes?[.size] as? NSNumber)?.intValue ?? 0)
+        }
+    }
+}
+
+extension SyncFigures {
+    var json: Value {
+        let counts: [String: Value] = [
+            "sessions": .int(Int64(sessions)), "bytes_sent": .int(Int64(bytesSent)), "bytes_received": .int(Int64(bytesReceived)),
+            "frames_sent": .int(Int64(framesSent)), "frames_received": .int(Int64(framesReceived)),
+        ]
+        return .object(counts.merging(["lag_seconds": .double(lagSeconds)]) { $1 })
+    }
+}
