@@ -26,6 +26,7 @@ public final class CloudTransport: Transport {
     let state = Mutex(State())
     let relayConnection = Mutex<NATSConnection?>(nil)
     let warn: @Sendable (String) -> Void
+    let note: @Sendable (String) -> Void
 
     enum Phase { case idle, running, stopped }
 
@@ -52,6 +53,10 @@ public final class CloudTransport: Transport {
         var maintenance: Task<Void, Never>?
         var frameErrors = 0
         var lastMaintenance: ContinuousClock.Instant?
+        /// When the relay connection was last up (or the transport started), and whether that
+        /// it is down has been said since.
+        var lastConnected = ContinuousClock.now
+        var warnedOffline = false
     }
 
     struct PendingDial {
@@ -59,14 +64,20 @@ public final class CloudTransport: Transport {
         let continuation: CheckedContinuation<CloudLink, any Error>
     }
 
-    /// - Parameter warn: where the transport says what it cannot do (no JetStream on the relay,
-    ///   the relay unreachable), once each.
-    public init(settings: CloudSettings, peer: PeerID, warn: @escaping @Sendable (String) -> Void = { _ in }) {
+    /// - Parameters:
+    ///   - warn: where the transport says what it cannot do (no JetStream on the relay, the
+    ///     relay unreachable or refusing), once each time it happens.
+    ///   - note: where it says what went well after a warning (connected again).
+    public init(
+        settings: CloudSettings, peer: PeerID, warn: @escaping @Sendable (String) -> Void = { _ in },
+        note: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         self.settings = settings
         self.peer = peer
         self.subjects = CloudSubjects(meshHash: settings.meshHash)
         self.localEndpoint = TransportEndpoint(kind: .cloud, address: peer.description, peer: peer)
         self.warn = warn
+        self.note = note
         (events, eventSink) = AsyncStream.makeStream(of: TransportEvent.self)
     }
 
@@ -97,12 +108,14 @@ public final class CloudTransport: Transport {
             throw error
         }
         relayConnection.withLock { $0 = connection }
+        reportConnectionChanges(of: connection)
         comeOnlineIfConnected()
         let maintenance = Task { [weak self] in
             while !Task.isCancelled {
                 guard let self else { return }
                 let interval = self.settings.announceInterval
                 self.comeOnlineIfConnected()
+                self.warnIfStillOffline()
                 self.announce(.here)
                 self.expireSilentPeers()
                 try? await Task.sleep(for: interval)

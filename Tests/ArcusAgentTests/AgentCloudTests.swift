@@ -118,6 +118,35 @@ struct AgentCloudTests {
         #expect(hub.stop() == 0 && late.stop() == 0)
     }
 
+    @Test("a relay that wants a password: with it in the URL agents sync; with a wrong one the log says what to check")
+    func relayCredentials() async throws {
+        let server = try NATSServerProcess.start(jetStream: true, extraArguments: ["--user", "arcus", "--pass", "s3cret"])
+        let scratch = try MeshScratch("cloud-auth")
+        defer { scratch.remove() }
+        let good = "nats://arcus:s3cret@127.0.0.1:\(server.port)"
+        let a = try await RunningAgent.launch(data: scratch.data("a"), cloudArguments(scratch, relay: good))
+        defer { _ = a.stop() }
+        let b = try await RunningAgent.launch(data: scratch.data("b"), cloudArguments(scratch, relay: good))
+        defer { _ = b.stop() }
+        try await insertCar("auth-1", into: a)
+        let (arrived, _) = try await b.wait(until: "SELECT * FROM cars", contains: "auth-1")
+        #expect(arrived, "no sync through a relay with a password\n\(a.log)")
+
+        let refused = try await RunningAgent.launch(
+            data: scratch.data("c"), cloudArguments(scratch, relay: "nats://arcus:wrong@127.0.0.1:\(server.port)")
+        )
+        defer { _ = refused.stop() }
+        var warned = false
+        for _ in 0..<300 where !warned {
+            warned = refused.log.contains("cloud relay: not connected to nats://127.0.0.1:\(server.port)")
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(warned, "\(refused.log)")
+        #expect(refused.log.contains("user and password"))
+        #expect(!refused.log.contains("wrong"), "the password was written to the log")
+        #expect(a.stop() == 0 && b.stop() == 0 && refused.stop() == 0)
+    }
+
     private func cloudArguments(_ scratch: MeshScratch, relay: String, subscribe: String? = "SELECT * FROM cars") -> [String] {
         ["--config", scratch.config.path, "--transports", "cloud", "--cloud", relay] + (subscribe.map { ["--subscribe", $0] } ?? [])
     }

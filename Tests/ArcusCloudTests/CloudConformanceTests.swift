@@ -139,7 +139,11 @@ extension CloudSettings {
     static func testing(_ url: String, mesh: String) -> CloudSettings {
         var settings = CloudSettings(connection: NATSOptions(urls: [url]), meshHash: mesh)
         settings.announceInterval = .milliseconds(250)
-        settings.peerExpiry = .seconds(3)
+        // Generous: tests run dozens of transports on two cooperative threads beside CPU-bound
+        // suites, and a starved peer announces late.
+        settings.peerExpiry = .seconds(6)
+        settings.announcementWait = .seconds(3)
+        settings.dialTimeout = .seconds(10)
         settings.storedFramesMaxAge = .seconds(600)
         settings.storedFramesMaxBytes = 64 << 20
         return settings
@@ -156,7 +160,9 @@ extension PeerID {
 actor CloudPairs {
     static let shared = CloudPairs()
 
-    private var made: (dialler: CloudTransport, acceptor: CloudTransport, accepted: AcceptedLinks)?
+    /// Made once: the task, not its result, is kept, so that pairs asked for while the two
+    /// transports start (the actor is re-entered at each await) wait for the same two.
+    private var made: Task<(CloudTransport, CloudTransport, AcceptedLinks), any Error>?
 
     func pair() async throws -> (any Link, any Link) {
         let (dialler, acceptor, accepted) = try await transports()
@@ -166,16 +172,19 @@ actor CloudPairs {
     }
 
     private func transports() async throws -> (CloudTransport, CloudTransport, AcceptedLinks) {
-        if let made { return made }
-        let url = try SharedRelay.url()
-        let mesh = SharedRelay.freshMesh()
-        let dialler = CloudTransport(settings: .testing(url, mesh: mesh), peer: .random())
-        let acceptor = CloudTransport(settings: .testing(url, mesh: mesh), peer: .random())
-        let accepted = AcceptedLinks(acceptor.events)
-        try await acceptor.start()
-        try await dialler.start()
-        made = (dialler, acceptor, accepted)
-        return (dialler, acceptor, accepted)
+        if let made { return try await made.value }
+        let task = Task {
+            let url = try SharedRelay.url()
+            let mesh = SharedRelay.freshMesh()
+            let dialler = CloudTransport(settings: .testing(url, mesh: mesh), peer: .random())
+            let acceptor = CloudTransport(settings: .testing(url, mesh: mesh), peer: .random())
+            let accepted = AcceptedLinks(acceptor.events)
+            try await acceptor.start()
+            try await dialler.start()
+            return (dialler, acceptor, accepted)
+        }
+        made = task
+        return try await task.value
     }
 }
 

@@ -138,7 +138,10 @@ public final class Agent: Service, Sendable {
             throw CommandError("--transports cloud needs the relay: give --cloud nats://HOST:PORT (or \"cloud\" in --config)", exitStatus: 2)
         }
         let settings = configuration.cloud.settings(meshHash: credential?.meshHash ?? "", name: configuration.name)
-        return CloudTransport(settings: settings, peer: identity.peerID, warn: { [logger] warning in logger.warning("\(warning)") })
+        return CloudTransport(
+            settings: settings, peer: identity.peerID,
+            warn: { [logger] warning in logger.warning("\(warning)") }, note: { [logger] note in logger.info("\(note)") }
+        )
     }
 
     private static func connector(for configuration: AgentConfiguration, identity: PeerIdentity) throws(CommandError) -> SecureConnector? {

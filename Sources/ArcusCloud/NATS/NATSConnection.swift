@@ -73,6 +73,17 @@ public final class NATSConnection: Sendable {
         (try? withConnection("reading the connection status") { natsConnection_Status($0) == NATS_CONN_STATUS_CONNECTED }) ?? false
     }
 
+    /// The last error the client met, such as why it cannot connect ("Authorization Violation"),
+    /// or nil when there was none.
+    public var lastError: String? {
+        try? withConnection("reading the last error") { connection in
+            var text: UnsafePointer<CChar>?
+            let status = natsConnection_GetLastError(connection, &text)
+            guard status != NATS_OK, let text else { return nil }
+            return String(cString: text)
+        }
+    }
+
     /// Publishes `payload` on `subject`. While reconnecting, the message is buffered (up to
     /// `reconnectBufferBytes`) and sent once connected again.
     public func publish(_ subject: String, _ payload: [UInt8]) throws(NATSError) {
