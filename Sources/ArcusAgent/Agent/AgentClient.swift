@@ -51,6 +51,11 @@ public struct AgentClient: Sendable {
         try await send(.GET, "/v1/status", body: nil)
     }
 
+    /// `GET /metrics`: the agent's figures as Prometheus text.
+    public func metrics() async throws(CommandError) -> String {
+        try await send(.GET, "/metrics", body: nil)
+    }
+
     /// `GET /v1/observe`: hands each event's JSON to `line` until the agent ends the stream or
     /// the task is cancelled.
     public func observe(_ query: String, arguments: [String: Value], line: @Sendable (String) -> Void) async throws(CommandError) {
