@@ -18,6 +18,11 @@ public final class NATSConnection: Sendable {
         var callsInFlight = 0
         var closing = false
         var destroyed = false
+        /// Cancelled subscriptions, unsubscribed but not yet destroyed: libnats 3.4's read loop
+        /// may still hold one it looked up just before (nats.c issue 637, fixed in 3.6), so they
+        /// are destroyed only once `natsConnection_Close` has joined that thread.
+        var retired: [SendableHandle] = []
+        var readLoopJoined = false
     }
 
     /// The URLs as given, for error messages (credentials removed).
@@ -140,6 +145,12 @@ public final class NATSConnection: Sendable {
         }
         // Closing wakes calls blocked in libnats (flush, JetStream requests) with an error.
         natsConnection_Close(connection)
+        // The read loop is joined: handles of cancelled subscriptions can go now.
+        let retired = state.withLock { state in
+            defer { state.retired = []; state.readLoopJoined = true }
+            return state.retired
+        }
+        for handle in retired { natsSubscription_Destroy(handle.pointer) }
         waitUntil { state.withLock { $0.callsInFlight == 0 } }
         // The closed callback comes from libnats' callback thread; wait for it so that no
         // callback can outlive this object's handles.
@@ -215,8 +226,14 @@ public final class NATSConnection: Sendable {
             }
             // libnats handles are thread-safe; the subscription owns this one from here on.
             nonisolated(unsafe) let owned = handle
-            let subscription = NATSSubscription(subject: subject, handle: owned, delivery: delivery) { [weak self] ended in
-                _ = self?.state.withLock { $0.subscriptions.removeValue(forKey: ObjectIdentifier(ended)) }
+            let subscription = NATSSubscription(subject: subject, handle: owned, delivery: delivery) { [weak self] ended, handle in
+                let destroyNow = self?.state.withLock { state -> Bool in
+                    state.subscriptions.removeValue(forKey: ObjectIdentifier(ended))
+                    guard !state.readLoopJoined else { return true }
+                    state.retired.append(handle)
+                    return false
+                } ?? true
+                if destroyNow { natsSubscription_Destroy(handle.pointer) }
             }
             state.withLock { $0.subscriptions[ObjectIdentifier(subscription)] = subscription }
             return subscription

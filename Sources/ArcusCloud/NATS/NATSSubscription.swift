@@ -7,14 +7,15 @@ public final class NATSSubscription: Sendable {
     private let delivery: MessageDelivery
     /// The libnats subscription; `nil` once destroyed.
     private let handle: Mutex<OpaquePointer?>
-    /// Called once when this subscription ends, so that its connection forgets it.
-    private let onEnd: @Sendable (NATSSubscription) -> Void
+    /// Called once when this subscription ends, so that its connection forgets it, with the
+    /// unsubscribed handle for the connection to destroy when that is safe.
+    private let onEnd: @Sendable (NATSSubscription, SendableHandle) -> Void
 
     init(
         subject: String,
         handle: sending OpaquePointer,
         delivery: MessageDelivery,
-        onEnd: @escaping @Sendable (NATSSubscription) -> Void
+        onEnd: @escaping @Sendable (NATSSubscription, SendableHandle) -> Void
     ) {
         self.subject = subject
         self.handle = Mutex(handle)
@@ -31,10 +32,10 @@ public final class NATSSubscription: Sendable {
         }
         // Unsubscribing closes the subscription: libnats then calls the on-complete callback,
         // which releases `delivery`. It fails only when the connection is already closed, which
-        // closed the subscription already.
+        // closed the subscription already. The connection destroys the handle (see
+        // NATSConnection.State.retired).
         _ = natsSubscription_Unsubscribe(sub)
-        natsSubscription_Destroy(sub)
-        onEnd(self)
+        onEnd(self, SendableHandle(pointer: sub))
     }
 
     /// Called by the connection's `close()`, after the connection was closed: stops deliveries
