@@ -154,6 +154,15 @@ struct HeadlessChromium {
         }
     }
 
+    /// Chromium's own traffic (component updates, field trials, safe browsing, DNS prefetch) is
+    /// turned off, and every host name but the loopback address fails to resolve: the test must
+    /// send no packet beyond 127.0.0.0/8.
+    static let loopbackOnly = [
+        "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-default-apps",
+        "--disable-domain-reliability", "--disable-client-side-phishing-detection", "--no-first-run", "--no-pings",
+        "--dns-prefetch-disable", "--metrics-recording-only", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    ]
+
     private func run(_ arguments: [String]) throws -> String {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-chromium-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -163,7 +172,8 @@ struct HeadlessChromium {
         FileManager.default.createFile(atPath: err.path, contents: nil)
         let process = Process()
         process.executableURL = executable
-        process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(scratch.appendingPathComponent("profile").path)"] + arguments
+        process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(scratch.appendingPathComponent("profile").path)"]
+            + Self.loopbackOnly + arguments
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
         try process.run()
