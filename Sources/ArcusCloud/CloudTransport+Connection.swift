@@ -50,11 +50,6 @@ extension CloudTransport {
 
     /// The relay's URLs without their passwords, for logs.
     var relayDescription: String {
-        settings.connection.urls.map(Self.withoutPassword).joined(separator: ", ")
-    }
-
-    private static func withoutPassword(_ url: String) -> String {
-        guard let scheme = url.range(of: "://"), let at = url.range(of: "@", range: scheme.upperBound..<url.endIndex) else { return url }
-        return String(url[..<scheme.upperBound]) + String(url[at.upperBound...])
+        settings.connection.urls.map(NATSConnection.withoutCredentials).joined(separator: ", ")
     }
 }

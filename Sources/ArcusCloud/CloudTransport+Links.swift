@@ -11,7 +11,7 @@ extension CloudTransport {
         let link: CloudLink = try await withCheckedThrowingContinuation { continuation in
             let open = state.withLock { state -> Result<[UInt8], TransportError> in
                 guard state.phase == .running else { return .failure(.notRunning(transport: "cloud")) }
-                state.dials[key] = PendingDial(peer: target, continuation: continuation)
+                state.dials[key] = PendingDial(continuation: continuation)
                 let body = instance.bigEndianBytes + targetInstance.bigEndianBytes
                 return .success(CloudFrame(.open, fromDialler: true, link: key.id, value: UInt32(settings.window), body: body).encoded)
             }
@@ -23,10 +23,17 @@ extension CloudTransport {
                     failDial(key, TransportError.unreachable(endpoint))
                     return
                 }
-                Task { [weak self, timeout = settings.dialTimeout] in
-                    try? await Task.sleep(for: timeout)
+                let timeout = Task { [weak self, limit = settings.dialTimeout] in
+                    guard (try? await Task.sleep(for: limit)) != nil else { return }
                     self?.failDial(key, TransportError.unreachable(endpoint))
                 }
+                // The accept may have come already; then the dial is gone and so is the need.
+                let pending = state.withLock { state -> Bool in
+                    guard state.dials[key] != nil else { return false }
+                    state.dials[key]?.timeout = timeout
+                    return true
+                }
+                if !pending { timeout.cancel() }
             }
         }
         return link
@@ -55,7 +62,7 @@ extension CloudTransport {
 
     private func failDial(_ key: CloudLinkKey, _ error: TransportError) {
         let dial = state.withLock { $0.dials.removeValue(forKey: key) }
-        dial?.continuation.resume(throwing: error)
+        dial?.end(.failure(error))
     }
 
     /// A message on this peer's link subjects (a libnats delivery thread, in the relay's order).
@@ -132,7 +139,7 @@ extension CloudTransport {
             reset(key)  // accepted after the dial gave up
             return
         }
-        dial.continuation.resume(returning: link)
+        dial.end(.success(link))
     }
 
     private func reset(_ key: CloudLinkKey) {

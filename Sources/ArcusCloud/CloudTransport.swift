@@ -60,8 +60,14 @@ public final class CloudTransport: Transport {
     }
 
     struct PendingDial {
-        let peer: PeerID
         let continuation: CheckedContinuation<CloudLink, any Error>
+        /// Fails the dial when the peer does not accept in time; cancelled when it ends otherwise.
+        var timeout: Task<Void, Never>?
+
+        func end(_ result: Result<CloudLink, any Error>) {
+            timeout?.cancel()
+            continuation.resume(with: result)
+        }
     }
 
     /// - Parameters:
@@ -140,7 +146,7 @@ public final class CloudTransport: Transport {
         if wasRunning {
             announce(.leaving)
             for link in links { link.close() }
-            for dial in dials { dial.continuation.resume(throwing: TransportError.notRunning(transport: "cloud")) }
+            for dial in dials { dial.end(.failure(TransportError.notRunning(transport: "cloud"))) }
             let connection = relayConnection.withLock { $0 }
             try? connection?.flush(within: .seconds(1))
             for subscription in subscriptions { subscription.cancel() }

@@ -132,29 +132,19 @@ struct BenchLAN: AsyncParsableCommand {
     @Option(help: "How many documents the follower catches up.")
     var docs = 100_000
 
-    @Option(help: "How many single updates to time once it has.")
-    var updates = 500
-
-    @Option(help: "Where to put the two agents' data directories (removed afterwards).")
-    var scratch: String?
-
-    @Flag(help: "Print no progress on standard error.")
-    var quiet = false
+    @OptionGroup var common: TwoAgentBenchOptions
 
     func validate() throws {
         guard docs >= 10 else { throw ValidationError("--docs must be at least 10") }
-        guard updates >= 1 else { throw ValidationError("--updates must be at least 1") }
     }
 
     func run() async throws {
         var options = LANBench.Options()
         options.documents = docs
-        options.updates = updates
-        if let scratch { options.scratch = URL(fileURLWithPath: scratch) }
-        let progress: ((String, Double) -> Void)? = quiet ? nil : { phase, share in Terminal.progress(phase, share: share) }
-        let figures = try await LANBench(options: options).run(progress: progress)
-        if !quiet { Terminal.clearProgress() }
-        print(figures.jsonLine)
+        options.updates = common.updates
+        if let scratch = common.scratch { options.scratch = URL(fileURLWithPath: scratch) }
+        let figures = try await LANBench(options: options).run(progress: common.progress)
+        common.finish(figures.jsonLine)
     }
 }
 
@@ -192,7 +182,6 @@ struct BenchBLE: AsyncParsableCommand {
 
     func validate() throws {
         guard docs >= 10 else { throw ValidationError("--docs must be at least 10") }
-        guard updates >= 1 else { throw ValidationError("--updates must be at least 1") }
         guard rate >= 10_000 else { throw ValidationError("--rate must be at least 10000 bit/s") }
         guard interval > 0 && interval <= 4000 else { throw ValidationError("--interval must be between 0 and 4000 ms") }
         guard (23...65535).contains(mtu) else { throw ValidationError("--mtu must be between 23 and 65535") }
@@ -233,6 +222,27 @@ struct BenchCloud: AsyncParsableCommand {
     @Option(name: [.customLong("documents"), .customLong("docs")], help: "How many documents the follower catches up through the relay.")
     var docs = 10_000
 
+    @OptionGroup var common: TwoAgentBenchOptions
+
+    func validate() throws {
+        guard cloud != nil else {
+            throw ValidationError("--cloud is required: the relay, such as nats://127.0.0.1:4222 (start one with `nats-server -a 127.0.0.1 -p 4222 -js`)")
+        }
+        guard docs >= 10 else { throw ValidationError("--documents must be at least 10") }
+    }
+
+    func run() async throws {
+        var options = CloudBench.Options(relayURL: cloud ?? "")
+        options.documents = docs
+        options.updates = common.updates
+        if let scratch = common.scratch { options.scratch = URL(fileURLWithPath: scratch) }
+        let figures = try await CloudBench(options: options).run(progress: common.progress)
+        common.finish(figures.jsonLine)
+    }
+}
+
+/// The options `bench lan` and `bench cloud` share: two agents, a catch-up, then single updates.
+struct TwoAgentBenchOptions: ParsableArguments {
     @Option(help: "How many single updates to time once it has.")
     var updates = 500
 
@@ -243,21 +253,17 @@ struct BenchCloud: AsyncParsableCommand {
     var quiet = false
 
     func validate() throws {
-        guard cloud != nil else {
-            throw ValidationError("--cloud is required: the relay, such as nats://127.0.0.1:4222 (start one with `nats-server -a 127.0.0.1 -p 4222 -js`)")
-        }
-        guard docs >= 10 else { throw ValidationError("--documents must be at least 10") }
         guard updates >= 1 else { throw ValidationError("--updates must be at least 1") }
     }
 
-    func run() async throws {
-        var options = CloudBench.Options(relayURL: cloud ?? "")
-        options.documents = docs
-        options.updates = updates
-        if let scratch { options.scratch = URL(fileURLWithPath: scratch) }
-        let progress: ((String, Double) -> Void)? = quiet ? nil : { phase, share in Terminal.progress(phase, share: share) }
-        let figures = try await CloudBench(options: options).run(progress: progress)
+    /// Progress on standard error, unless --quiet.
+    var progress: ((String, Double) -> Void)? {
+        quiet ? nil : { phase, share in Terminal.progress(phase, share: share) }
+    }
+
+    /// Clears the progress line and prints the bench's figures.
+    func finish(_ jsonLine: String) {
         if !quiet { Terminal.clearProgress() }
-        print(figures.jsonLine)
+        print(jsonLine)
     }
 }

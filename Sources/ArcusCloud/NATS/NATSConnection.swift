@@ -40,7 +40,7 @@ public final class NATSConnection: Sendable {
         guard !options.urls.isEmpty else {
             throw NATSError(
                 operation: "connecting to NATS", detail: "no server URL given",
-                hint: "give at least one URL, such as nats://127.0.0.1:4222 (cloud_url)")
+                hint: "give at least one URL, such as nats://127.0.0.1:4222 (--cloud, or cloud in the configuration file)")
         }
         var created: OpaquePointer?
         try check(natsOptions_Create(&created), "creating NATS options")
@@ -282,7 +282,7 @@ public final class NATSConnection: Sendable {
         if let caFile = tls.caFile {
             try check(
                 natsOptions_LoadCATrustedCertificates(natsOptions, caFile), "loading the CA certificate \(caFile)",
-                hint: "the file must be a readable PEM certificate (cloud_tls_ca)")
+                hint: "the file must be a readable PEM certificate (cloud_ca_file)")
         }
         switch (tls.certificateFile, tls.keyFile) {
         case let (certificate?, key?):
