@@ -62,13 +62,13 @@ extension EncodingContext {
         // on every access.
         batch.documents.withUnsafeBufferPointer { documents in
             writeBatch(documents, since: batch.since, covers: batch.covers, position: batch.position, subscriptionID: batch.subscriptionID,
-                       answers: batch.answers, to: &w)
+                       answers: batch.answers, backlog: batch.backlog, to: &w)
         }
     }
 
     private mutating func writeBatch(
         _ documents: UnsafeBufferPointer<DocumentDelta>, since: VersionVector?, covers: VersionVector?, position: UInt64?,
-        subscriptionID: UInt64, answers: UInt64, to w: inout ByteWriter
+        subscriptionID: UInt64, answers: UInt64, backlog: SyncBacklog?, to w: inout ByteWriter
     ) {
         var order = documents.indices.filter { i in
             since.map { !documents[i].state.version.isCovered(by: $0) } ?? true
@@ -104,11 +104,16 @@ extension EncodingContext {
         if !vocabulary.isEmpty { flags |= 4 }
         if subscriptionID != 0 { flags |= 8 }
         if answers != 0 { flags |= 16 }
+        if backlog != nil { flags |= 32 }
         w.writeVarint(flags)
         if let covers { writeVersion(covers, to: &w) }
         if let position { w.writeVarint(position) }
         if subscriptionID != 0 { w.writeVarint(subscriptionID) }
         if answers != 0 { w.writeVarint(answers) }
+        if let backlog {
+            w.writeVarint(backlog.documents)
+            w.writeVarint(backlog.bytes)
+        }
         if !vocabulary.isEmpty {
             w.writeVarint(vocabulary.count)
             for id in vocabulary {
@@ -275,11 +280,12 @@ extension DecodingContext {
 
     mutating func readBatch(from r: inout ByteReader) throws(CodecError) -> DeltaBatch {
         let flags = try r.readVarint()
-        guard flags & ~31 == 0 else { throw .invalidValue("unknown delta batch flags \(flags)") }
+        guard flags & ~63 == 0 else { throw .invalidValue("unknown delta batch flags \(flags)") }
         let covers = flags & 1 != 0 ? try readVersion(from: &r) : nil
         let position = flags & 2 != 0 ? try r.readVarint() : nil
         let subscriptionID = flags & 8 != 0 ? try r.readVarint() : 0
         let answers = flags & 16 != 0 ? try r.readVarint() : 0
+        let backlog = flags & 32 != 0 ? SyncBacklog(documents: try r.readVarint(), bytes: try r.readVarint()) : nil
         // Bounded by the bytes left: names past the intern budget are announced, just not kept.
         let vocabulary = flags & 4 != 0 ? try r.readCount("vocabulary", limit: .max) : 0
         for _ in 0..<vocabulary {
@@ -305,7 +311,8 @@ extension DecodingContext {
             DocumentDelta(key: part.key, state: DocumentState(
                 validatedCells: part.cells, names: doc.names, values: doc.values, attachments: doc.attachments, version: part.version))
         }
-        return DeltaBatch(documents: documents, covers: covers, position: position, subscriptionID: subscriptionID, answers: answers)
+        return DeltaBatch(documents: documents, covers: covers, position: position, subscriptionID: subscriptionID, answers: answers,
+                          backlog: backlog)
     }
 
     mutating func readKey(from r: inout ByteReader) throws(CodecError) -> DocumentKey {

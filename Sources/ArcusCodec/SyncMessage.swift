@@ -113,16 +113,42 @@ public struct DeltaBatch: Sendable, Equatable {
     /// answer to (0: none). Once every summary it sent is answered, the receiver has everything
     /// the sender had as of the latest one.
     public var answers: UInt64
+    /// What of the answer to the receiver's summary is still to come after this batch, as the
+    /// sender estimates it: for showing the progress of a long sync. Sent only to peers whose
+    /// hello names `SyncBacklog.capability`.
+    public var backlog: SyncBacklog?
 
     public init(documents: [DocumentDelta], covers: VersionVector? = nil, position: UInt64? = nil, since: VersionVector? = nil,
-                subscriptionID: UInt64 = 0, answers: UInt64 = 0) {
+                subscriptionID: UInt64 = 0, answers: UInt64 = 0, backlog: SyncBacklog? = nil) {
         self.documents = documents
         self.covers = covers
         self.position = position
         self.since = since
         self.subscriptionID = subscriptionID
         self.answers = answers
+        self.backlog = backlog
     }
+}
+
+/// The documents and bytes a server still has to send to answer a subscriber's summary: the
+/// rows of its change log the backfill has not reached, and their bytes as they would go on
+/// the wire (estimated from the backfill so far). An estimate: the query may pass over some of
+/// those documents, a peer that has part of a document gets only the rest, and documents
+/// written meanwhile join the backfill.
+public struct SyncBacklog: Sendable, Equatable {
+    public var documents: UInt64
+    public var bytes: UInt64
+
+    public init(documents: UInt64, bytes: UInt64) {
+        self.documents = documents
+        self.bytes = bytes
+    }
+
+    public static let none = SyncBacklog(documents: 0, bytes: 0)
+
+    /// The hello capability of a peer that reads backlogs (peers without it would refuse the
+    /// batch flag as unknown).
+    public static let capability = "backlog"
 }
 
 /// "I have merged your batches for this subscription up to this position of your change log."

@@ -32,6 +32,8 @@ enum SeedCorpus {
                 DocumentDelta(key: DocumentKey("orders", "d00002"), state: other),
                 DocumentDelta(key: DocumentKey(collection: "sensors", id: ["site": "x", "n": 1]), state: removed),
             ], covers: version, position: 42)),
+            .deltaBatch(DeltaBatch(documents: [DocumentDelta(key: DocumentKey("orders", "d00003"), state: doc)], position: 43,
+                                   subscriptionID: 1, backlog: SyncBacklog(documents: 500, bytes: 64_000))),
             .ack(Ack(position: 42)),
             .attachmentRequest(AttachmentRequest(hash: Array(repeating: 7, count: 32), offset: 0, chunkSize: 180)),
             .attachmentChunk(AttachmentChunk(hash: Array(repeating: 7, count: 32), offset: 0, totalLength: 99, bytes: Array(0..<99))),

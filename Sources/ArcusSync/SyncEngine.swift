@@ -34,7 +34,9 @@ public final class SyncEngine: Sendable {
     public let peerID: [UInt8]
 
     /// The hello every session of this engine starts with.
-    public var hello: Hello { Hello(peerID: peerID, protocolVersion: SyncSession.protocolVersion, name: options.name) }
+    public var hello: Hello {
+        Hello(peerID: peerID, protocolVersion: SyncSession.protocolVersion, capabilities: [SyncBacklog.capability], name: options.name)
+    }
 
     struct State {
         var subscriptions: [UInt64: LocalSubscription] = [:]
@@ -45,6 +47,7 @@ public final class SyncEngine: Sendable {
 
     let state = Mutex(State())
     let attachments: AttachmentFetches
+    let progress = SyncProgressTracker()
     private let hooks = Mutex<[ChangeListener]>([])
     /// Active subscriptions whose documents were evicted: announced again after the commit.
     private let reannounce = Mutex<Set<UInt64>>([])
@@ -320,6 +323,7 @@ public final class SyncEngine: Sendable {
     func ended(_ session: SyncSession) {
         _ = state.withLock { $0.sessions.removeValue(forKey: ObjectIdentifier(session)) }
         attachments.sessionEnded(session)
+        progress.ended(ObjectIdentifier(session))
     }
 
     private func storeChanged() {

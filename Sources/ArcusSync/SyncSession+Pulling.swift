@@ -46,6 +46,7 @@ extension SyncSession {
             send(.summary(Summary(subscriptionID: id, version: claim, position: position)))
         }
         peerKnowsOfMine[id] = claim
+        engine.progress.started(id, session: ObjectIdentifier(self), peerID: peerKey, peer: peerDescription)
         announced[id] = false
         unanswered[id, default: 0] += 1
         listedMissing[id] = Set(missing)
@@ -72,6 +73,7 @@ extension SyncSession {
         guard engine.subscription(id)?.active != true, announced.removeValue(forKey: id) != nil else { return }
         unanswered[id] = nil
         listedMissing[id] = nil
+        engine.progress.withdrawn(id, session: ObjectIdentifier(self))
         send(.unsubscribe(subscriptionID: id))
         caughtUpChanged()
     }
@@ -160,6 +162,7 @@ extension SyncSession {
         let stale = (unanswered[id] ?? 0) > Int(batch.answers) || (announcedAfter[id] ?? 0) < subscription.evictions
         let merged = try engine.merge(batch, subscription: id, from: peerKey, stale: stale)
         statistics.documentsReceived += merged.changed
+        engine.progress.received(batch, bytes: frameBytes, session: ObjectIdentifier(self))
         for delta in batch.documents { remember(delta.key, has: delta.state.version) }
         // (Refused documents are not remembered either: what the peer has of them stays unknown.)
         if let listed = listedMissing[id], !listed.isEmpty {
@@ -184,6 +187,7 @@ extension SyncSession {
             askAgainLater(id, for: listed)
         }
         announced[id] = true
+        engine.progress.caughtUp(id, session: ObjectIdentifier(self))
         caughtUpChanged()
     }
 

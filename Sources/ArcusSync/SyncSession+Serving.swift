@@ -46,6 +46,9 @@ struct ServedSubscription {
     var backfillEnd: Int64 = 0
     /// Live changes are sent ahead of the backfill; they were sent up to here.
     var liveCursor: Int64 = 0
+    /// What the backfill has still to go through, told the peer with each batch; nil when the
+    /// peer does not read backlogs, or no backfill is under way.
+    var backlog: BacklogEstimate?
 
     /// The collections the peer could read when this side served it (persisted): when it may
     /// read more now, what was withheld lies behind `acknowledged`, and the log is read again.
@@ -252,6 +255,15 @@ extension SyncSession {
         // eviction, which leaves nothing to read) would hold it open.
         subscription.backfillEnd = max(subscription.acknowledged, (try? store.lastLoggedPosition()) ?? store.changeSequence)
         subscription.liveCursor = subscription.backfillEnd
+        subscription.backlog = nil
+        if peerReadsBacklog {
+            do {
+                subscription.backlog = try BacklogEstimate(store: store, after: subscription.cursor, through: subscription.backfillEnd,
+                                                           collection: subscription.query.collection)
+            } catch {
+                engine.options.log(.warning, "could not count what \(peerDescription) lacks of \(subscription.query): its progress goes unreported: \(error)")
+            }
+        }
         served[subscription.id] = subscription
         ring()
     }
@@ -366,6 +378,7 @@ extension SyncSession {
             let backfilling = subscription.isBackfilling
             var changed = try store.changedDocuments(after: subscription.cursor, limit: batchSize)
             var complete = changed.isComplete
+            subscription.backlog?.passed(changed.documents)
             if backfilling {
                 // Changes past the backfill's end went (or will go) as live batches.
                 // The end was readable when the backfill began, so everything before it was
@@ -430,8 +443,11 @@ extension SyncSession {
                 subscription.owedReplies = 0
                 subscription.vouchInReply = false
             }
+            // The answer's last batch says nothing is left; the estimate ends with it.
+            let backlog = complete ? subscription.backlog.map { _ in SyncBacklog.none } : subscription.backlog?.backlog
+            if complete { subscription.backlog = nil }
             return DeltaBatch(documents: documents, covers: covers, position: position.map { UInt64($0) },
-                              subscriptionID: subscription.id, answers: answers)
+                              subscriptionID: subscription.id, answers: answers, backlog: backlog)
         }
     }
 

@@ -51,6 +51,10 @@ public actor SyncSession {
     /// events, so none is ever sent to it.
     var peerSite: SiteID?
     var peerKey = ""
+    /// Whether the peer's batches may carry a backlog (its hello says it reads them).
+    var peerReadsBacklog = false
+    /// The bytes of the frame being handled.
+    var frameBytes = 0
     public internal(set) var statistics = SyncStatistics()
     /// Why the session ended; nil while it runs.
     public private(set) var endReason: String?
@@ -157,6 +161,7 @@ public actor SyncSession {
             }
             statistics.framesReceived += 1
             statistics.bytesReceived += frame.count
+            frameBytes = frame.count
             do {
                 guard let message = try decoder.decode(frame) else { continue }  // an unknown type, skipped
                 try handle(message)
@@ -217,6 +222,7 @@ public actor SyncSession {
         if let peerSite { encoder.context.intern(peerSite) }
         decoder.context.intern(engine.store.site)
         peerName = hello.name
+        peerReadsBacklog = hello.capabilities.contains(SyncBacklog.capability)
         peerKey = hello.peerID.map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
         if pulling {
             for id in engine.activeSubscriptionIDs { announce(now: id) }
@@ -283,7 +289,10 @@ public actor SyncSession {
                     try await channel.send(frame)
                     statistics.framesSent += 1
                     statistics.bytesSent += frame.count
-                    if case .deltaBatch(let batch) = message { statistics.documentsSent += batch.documents.count }
+                    if case .deltaBatch(let batch) = message {
+                        statistics.documentsSent += batch.documents.count
+                        if batch.backlog != nil { served[batch.subscriptionID]?.backlog?.wireSent += Int64(frame.count) }
+                    }
                     continue
                 }
             } catch {

@@ -17,6 +17,8 @@ struct FrameTests {
         .missing(MissingDocuments(subscriptionID: 3, keys: [DocumentKey("orders", "o1"), DocumentKey("orders", "o2"), DocumentKey("trucks", "t9")])),
         .summary(Summary(subscriptionID: 3, version: VersionVector(), digest: [1, 2, 3, 4, 5, 6, 7, 8], position: 300)),
         .deltaBatch(DeltaBatch(documents: [], subscriptionID: 3, answers: 2)),
+        .deltaBatch(DeltaBatch(documents: [], position: 40, subscriptionID: 3, backlog: SyncBacklog(documents: 1_999, bytes: 123_456_789))),
+        .deltaBatch(DeltaBatch(documents: [], subscriptionID: 3, answers: 1, backlog: .none)),
     ]
 
     @Test("every message type round-trips through a frame", arguments: messages)

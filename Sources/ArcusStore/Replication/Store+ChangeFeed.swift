@@ -8,6 +8,8 @@ public struct LoggedDocument: Sendable {
     public var state: DocumentState
     /// Its position in the change log: its latest change.
     public var sequence: Int64
+    /// The bytes its row takes in the store (what `Store.backlog` adds up).
+    public var storedBytes: Int64 = 0
 
     /// The document as readers see it, `_id` included; nil when removed.
     public var value: Value? { DocumentRows.visibleValue(state, id: key.id) }
@@ -34,8 +36,8 @@ extension Store {
         let version = self.version
         return try read { db in
             let sql = collection == nil
-                ? "SELECT collection, id, state, json, seq FROM document WHERE seq > ? ORDER BY seq LIMIT ?"
-                : "SELECT collection, id, state, json, seq FROM document WHERE seq > ? AND collection = ? ORDER BY seq LIMIT ?"
+                ? "SELECT collection, id, state, json, seq, \(Self.storedBytesSQL) FROM document WHERE seq > ? ORDER BY seq LIMIT ?"
+                : "SELECT collection, id, state, json, seq, \(Self.storedBytesSQL) FROM document WHERE seq > ? AND collection = ? ORDER BY seq LIMIT ?"
             var arguments: StatementArguments = [position]
             if let collection { arguments += [collection] }
             arguments += [limit == .max ? -1 : limit + 1]  // -1: no limit
@@ -49,11 +51,28 @@ extension Store {
                 let key = DocumentKey(collection: collection, id: try Value(json: storedID))
                 let state = try DocumentRows.decode(row[2], json: row[3], key, site: site)
                 last = row[4]
-                documents.append(LoggedDocument(key: key, state: state, sequence: last))
+                documents.append(LoggedDocument(key: key, state: state, sequence: last, storedBytes: row[5]))
             }
             // Filtered by collection, the log may end in other collections' changes.
             if !more, collection != nil { last = max(last, try Int64.fetchOne(db, sql: "SELECT max(seq) FROM document") ?? last) }
             return ChangedDocuments(documents: documents, position: last, isComplete: !more, version: version)
+        }
+    }
+
+    /// A row's bytes: its state and its JSON, whichever it keeps.
+    static let storedBytesSQL = "ifnull(length(state), 0) + ifnull(length(json), 0)"
+
+    /// The documents whose latest change lies after `position` and at or before `end`, and
+    /// their bytes as stored: what a backfill over that stretch of the log has to go through.
+    public func backlog(after position: Int64, through end: Int64, collection: String? = nil) throws -> (documents: Int, bytes: Int64) {
+        guard end > position else { return (0, 0) }
+        return try read { db in
+            let sql = "SELECT count(*), ifnull(sum(\(Self.storedBytesSQL)), 0) FROM document WHERE seq > ? AND seq <= ?"
+                + (collection == nil ? "" : " AND collection = ?")
+            var arguments: StatementArguments = [position, end]
+            if let collection { arguments += [collection] }
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) else { return (0, 0) }
+            return (row[0], row[1])
         }
     }
 
