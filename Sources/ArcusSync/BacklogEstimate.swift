@@ -10,9 +10,13 @@ struct BacklogEstimate {
     let end: Int64
     var documents: Int
     var storedBytes: Int64
-    /// Stored bytes of the rows passed, and the frame bytes of the batches sent for them.
-    var storedPassed: Int64 = 0
-    var wireSent: Int64 = 0
+    /// Stored bytes of the rows passed for batches already sent, and those batches' frame
+    /// bytes: the ratio of the two scales what is left.
+    private var storedSent: Int64 = 0
+    private var wireSent: Int64 = 0
+    /// Stored bytes of the rows passed for the batch being made (not yet sent, so not in the
+    /// ratio: counting them before their frame would make it too low).
+    private var storedUnsent: Int64 = 0
 
     init(store: Store, after cursor: Int64, through end: Int64, collection: String?) throws {
         self.collection = collection
@@ -25,12 +29,19 @@ struct BacklogEstimate {
         for document in logged where document.sequence <= end && (collection == nil || document.key.collection == collection) {
             documents = max(0, documents - 1)
             storedBytes = max(0, storedBytes - document.storedBytes)
-            storedPassed += document.storedBytes
+            storedUnsent += document.storedBytes
         }
     }
 
+    /// The batch made from the rows passed since the last one went out in a frame of `bytes`.
+    mutating func sent(frameBytes bytes: Int) {
+        storedSent += storedUnsent
+        storedUnsent = 0
+        wireSent += Int64(bytes)
+    }
+
     var backlog: SyncBacklog {
-        let ratio = storedPassed > 0 && wireSent > 0 ? Double(wireSent) / Double(storedPassed) : 1
+        let ratio = storedSent > 0 && wireSent > 0 ? Double(wireSent) / Double(storedSent) : 1
         return SyncBacklog(documents: UInt64(documents), bytes: UInt64((Double(storedBytes) * ratio).rounded()))
     }
 }

@@ -291,7 +291,7 @@ public actor SyncSession {
                     statistics.bytesSent += frame.count
                     if case .deltaBatch(let batch) = message {
                         statistics.documentsSent += batch.documents.count
-                        if batch.backlog != nil { served[batch.subscriptionID]?.backlog?.wireSent += Int64(frame.count) }
+                        if batch.backlog != nil { served[batch.subscriptionID]?.backlog?.sent(frameBytes: frame.count) }
                     }
                     continue
                 }
