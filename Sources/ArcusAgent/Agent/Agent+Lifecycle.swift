@@ -17,12 +17,15 @@ extension Agent {
             logger.info("ready", metadata: ["http": "\(url)", "peer": "\(agent.identity.peerID)"])
             systemd.ready(status: "serving \(url) as \(agent.configuration.name)")
         }
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: http), .init(service: agent)]
+        if configuration.releaseStartupMemory { services.append(.init(service: StartupMemoryService(logger: logger))) }
+        // Last, so that it is told first: systemd hears STOPPING=1 as shutdown begins.
+        services.append(.init(service: SystemdService(notifier: systemd)))
         // Shut down in reverse order: the agent first (ending the observe streams, so that the
         // server is not left waiting on them), then the HTTP server.
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                // Last, so that it is told first: systemd hears STOPPING=1 as shutdown begins.
-                services: [.init(service: http), .init(service: agent), .init(service: SystemdService(notifier: systemd))],
+                services: services,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             )

@@ -38,6 +38,9 @@ public struct AgentConfiguration: Sendable {
     /// For `--transports cloud`: the NATS relay.
     public var cloud = CloudConfiguration()
     public var role = AgentRole.peer
+    /// Whether the agent hands the pages start-up touched back to the kernel once it has
+    /// settled (`StartupMemory`).
+    public var releaseStartupMemory = true
 
     public static let defaultHTTP = LANAddress(host: "127.0.0.1", port: 4747)
 
@@ -82,12 +85,14 @@ public struct AgentConfiguration: Sendable {
         var cloud_stored_max_age_s: Double?
         var cloud_stored_max_bytes: Int?
         var role: String?
+        var release_startup_memory: Bool?
     }
 
     static let fileKeys: Set<String> = [
         "name", "http", "listen", "transports", "peers", "subscribe", "mesh_secret_file", "certificate_file", "authority_file",
         "ble_emulated", "ble_links", "ble_psm", "cloud", "cloud_credentials_file", "cloud_ca_file", "cloud_certificate_file",
         "cloud_key_file", "cloud_store_and_forward", "cloud_stored_max_age_s", "cloud_stored_max_bytes", "role",
+        "release_startup_memory",
     ]
 
     /// The command line's options over the file's (a list given on the command line replaces
@@ -127,6 +132,7 @@ public struct AgentConfiguration: Sendable {
         }
         try configuration.cloud.read(urls: cloud.isEmpty ? (file?.cloud ?? []) : cloud, file: file.map(cloudKeys))
         configuration.role = try (role ?? file?.role).map { text throws(CommandError) in try AgentRole.parse(text) } ?? .peer
+        configuration.releaseStartupMemory = file?.release_startup_memory ?? true
         return configuration
     }
 
