@@ -19,6 +19,20 @@ public struct AttachmentToken: Sendable, Hashable {
         }.joined()
     }
 
+    /// The hash `hex` spells (two hex digits a byte, as `hashHex` writes it); nil for anything
+    /// else.
+    public static func hash(hex: String) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        for i in stride(from: 0, to: digits.count, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[i...i + 1], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(byte)
+        }
+        return bytes
+    }
+
     /// How queries see the token: `{"_attachment": "<sha256 hex>", "len": n, "metadata": {…}}`.
     public var value: Value {
         .object([

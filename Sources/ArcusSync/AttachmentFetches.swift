@@ -286,6 +286,19 @@ final class AttachmentFetches: Sendable {
     }
 
     private func hex(_ hash: [UInt8]) -> String { AttachmentToken(hash: hash, length: 0).hashHex }
+
+    /// The fetches under way, sorted by hash (see `SyncEngine.attachmentFetches`).
+    func snapshot() -> [AttachmentFetchStatus] {
+        let sessions = self.sessions.withLock { $0 }()
+        let fetches = self.fetches.withLock { Array($0.values) }
+        return fetches.map { fetch in
+            let source = fetch.source.flatMap { id in sessions.first { ObjectIdentifier($0) == id } }
+            let state: AttachmentFetchStatus.State = fetch.source == nil ? .waiting : (fetch.local ? .fetching : .relaying)
+            return AttachmentFetchStatus(
+                hashHex: hex(fetch.hash), bytesFetched: store.receivedAttachmentBytes(hash: fetch.hash),
+                totalBytes: fetch.length, source: source?.peerDescriptionForLogs, state: state)
+        }.sorted { $0.hashHex < $1.hashHex }
+    }
 }
 
 extension SyncEngine {
@@ -388,7 +401,7 @@ extension SyncSession {
     }
 
     func notFound(hashHex: String) {
-        guard let hash = Self.bytes(hex: hashHex) else { return }
+        guard let hash = AttachmentToken.hash(hex: hashHex) else { return }
         engine.attachments.notFound(hash, on: self)
     }
 
@@ -415,15 +428,4 @@ extension SyncSession {
         return nil
     }
 
-    static func bytes(hex: String) -> [UInt8]? {
-        let digits = Array(hex.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        for i in stride(from: 0, to: digits.count, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[i...i + 1], as: UTF8.self), radix: 16) else { return nil }
-            bytes.append(byte)
-        }
-        return bytes
-    }
 }

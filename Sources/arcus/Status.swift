@@ -73,6 +73,17 @@ struct StatusSummary {
         if status.subscriptions.isEmpty { facts.append(["subscriptions", "none"]) }
         for (index, subscription) in status.subscriptions.enumerated() {
             facts.append([index == 0 ? "subscriptions" : "", "#\(subscription.id) " + (subscription.query.isEmpty ? "the whole store" : subscription.query)])
+            for peer in subscription.sync ?? [] {
+                facts.append(["", "  from \(peer.label): " + SubscriptionProgress.describe(peer)])
+            }
+        }
+        for (index, fetch) in (status.attachments ?? []).enumerated() {
+            let total = fetch.totalBytes.map { " of " + Self.bytes(Int($0)) } ?? ""
+            let percent = fetch.totalBytes.flatMap { $0 > 0 ? " (\(Int(100 * fetch.bytesFetched / $0))%)" : nil } ?? ""
+            facts.append([
+                index == 0 ? "attachments" : "",
+                "\(fetch.hash.prefix(12))… \(fetch.state): \(Self.bytes(Int(fetch.bytesFetched)))\(total)\(percent)" + (fetch.source.map { " from \($0)" } ?? ""),
+            ])
         }
         var lines = Self.columns(facts)
 
@@ -113,6 +124,17 @@ struct StatusSummary {
         return minutes > 0 ? "\(minutes)m \(rest)s" : "\(rest)s"
     }
 
+    /// With thousands separated: 12,345.
+    static func number(_ value: Int) -> String {
+        let digits = String(value.magnitude)
+        var grouped = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0, (digits.count - index) % 3 == 0 { grouped.append(",") }
+            grouped.append(digit)
+        }
+        return (value < 0 ? "-" : "") + grouped
+    }
+
     /// Decimal units, as the status page shows them.
     static func bytes(_ count: Int) -> String {
         var value = Double(count)
@@ -148,7 +170,6 @@ private struct AgentStatus: Decodable {
         var lagSeconds: Double?
         var bytesSent, bytesReceived, framesSent, framesReceived: Int?
     }
-    struct Subscription: Decodable { var id: Int; var query: String }
     struct Graph: Decodable {
         struct Peer: Decodable {
             var id: String
@@ -172,6 +193,13 @@ private struct AgentStatus: Decodable {
     var uptimeSeconds: Double
     var store: Store
     var sync: Sync
-    var subscriptions: [Subscription]
+    var subscriptions: [SubscriptionProgress]
+    struct AttachmentFetch: Decodable {
+        var hash, state: String
+        var bytesFetched: Int64
+        var totalBytes: Int64?
+        var source: String?
+    }
+    var attachments: [AttachmentFetch]?
     var graph: Graph
 }

@@ -27,6 +27,11 @@ struct StatusPageTests {
         #expect(Set(nodes) == Set(agents.map(\.peer)), "\(graph)")
         #expect(graph.contains("data-peer=\"\(agents[0].peer)\" class=\"peer self\""), "this agent's node is not highlighted: \(graph)")
         #expect(graph.contains("data-transport=\"lan\""), "no LAN link drawn: \(graph)")
+        // The subscription's sync with each of the two other peers, with its progress bar.
+        let syncRows = dom.matches(of: /<tr data-sync="1 [0-9a-f]+">.*?<\/tr>/).map { String($0.output) }
+        #expect(syncRows.count == 2, "\(dom.prefix(4000))")
+        #expect(syncRows.allSatisfy { $0.contains("<progress") && $0.contains("caught up") }, "\(syncRows)")
+        #expect(dom.contains("none under way"), "no attachment fetches section")
     }
 
     @Test("arcus status summarises the agent: store per collection, peers, links per transport, sync, subscriptions; --json prints GET /v1/status")

@@ -28,6 +28,8 @@ public final class Agent: Service, Sendable {
     public let presence: PresenceTracker
     let metrics: AgentMetrics
     let observations = ObservationStreams()
+    /// Attachment fetches the HTTP API started; cancelled when the agent stops.
+    let attachmentDownloads = AttachmentDownloads()
     let logger: Logger
     /// Every transport the agent runs; LAN, Bluetooth and cloud join this list as they are built.
     let transports: [any Transport]
@@ -192,6 +194,7 @@ public final class Agent: Service, Sendable {
             try? await gracefulShutdown()
             logger.info("stopping")
             observations.finishAll()
+            attachmentDownloads.cancelAll()
             for transport in transports { await transport.stop() }
             engine.stop()
             await multiplexer.close()

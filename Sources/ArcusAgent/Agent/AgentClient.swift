@@ -4,7 +4,8 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// The CLI's side of the HTTP API: `arcus exec --agent`, `observe`, `subscribe`, `peers`, `status`.
+/// The CLI's side of the HTTP API: `arcus exec --agent`, `observe`, `subscribe`, `peers`, `status`,
+/// `attachment`.
 /// Errors are `CommandError`s: the agent's own `{"error": …}` message (exit status 2), or that
 /// no agent answers at the URL and how to start one (exit status 1).
 public struct AgentClient: Sendable {
@@ -41,6 +42,11 @@ public struct AgentClient: Sendable {
         return try await send(.POST, "/v1/subscriptions", body: body)
     }
 
+    /// `GET /v1/subscriptions`: the active subscriptions, each with its sync progress per peer.
+    public func subscriptions() async throws(CommandError) -> String {
+        try await send(.GET, "/v1/subscriptions", body: nil)
+    }
+
     /// `GET /v1/peers`: the presence graph, as JSON.
     public func peers() async throws(CommandError) -> String {
         try await send(.GET, "/v1/peers", body: nil)
@@ -54,6 +60,88 @@ public struct AgentClient: Sendable {
     /// `GET /metrics`: the agent's figures as Prometheus text.
     public func metrics() async throws(CommandError) -> String {
         try await send(.GET, "/metrics", body: nil)
+    }
+
+    /// `POST /v1/attachments`: stores the file at `path` (streamed, not read whole) as an
+    /// attachment in field `field` of document `id` of `collection`; the token as JSON.
+    public func putAttachment(path: String, collection: String, id: String, field: String) async throws(CommandError) -> String {
+        let length: Int64
+        do {
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            guard attributes[.type] as? FileAttributeType != .typeDirectory else {
+                throw CommandError("\(path) is a directory; give a file", exitStatus: 2)
+            }
+            length = (attributes[.size] as? NSNumber)?.int64Value ?? 0
+        } catch let error as CommandError {
+            throw error
+        } catch {
+            throw CommandError("cannot read \(path): check that the file exists and is readable", exitStatus: 2)
+        }
+        guard let input = FileHandle(forReadingAtPath: path) else {
+            throw CommandError("cannot read \(path): check that the file exists and is readable", exitStatus: 2)
+        }
+        defer { try? input.close() }
+        let pieces = AsyncThrowingStream<ByteBuffer, any Error>(unfolding: {
+            guard let data = try input.read(upToCount: 1 << 16), !data.isEmpty else { return nil }
+            return ByteBuffer(bytes: data)
+        })
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        var request = HTTPClientRequest(url: url("/v1/attachments", ["collection": collection, "id": id, "field": field, "name": name]))
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/octet-stream")
+        request.body = .stream(pieces, length: .known(length))
+        return try await answer(to: request, timeout: .seconds(3600))
+    }
+
+    /// What `GET /v1/attachments/{hash}` answered.
+    public enum AttachmentDownload: Sendable {
+        /// The blob, written to the file given, of this many bytes.
+        case written(Int64)
+        /// The agent is fetching it from peers: `{"hash", "state", "bytes_fetched", "total_bytes"}`.
+        case fetching(String)
+    }
+
+    /// `GET /v1/attachments/{hash}`: writes the blob to `file` (created or truncated) when the
+    /// agent has it; otherwise the fetch's progress, the agent fetching it meanwhile.
+    public func downloadAttachment(_ hash: String, to file: String) async throws(CommandError) -> AttachmentDownload {
+        let request = HTTPClientRequest(url: baseURL + "/v1/attachments/" + (hash.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? hash))
+        let result: Result<AttachmentDownload, CommandError>
+        do {
+            result = try await HTTPClient.withHTTPClient(configuration: Self.configuration) { client in
+                let response = try await client.execute(request, timeout: .seconds(3600))
+                guard response.status == .ok else {
+                    let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
+                    guard response.status == .accepted else { return .failure(Self.failure(status: response.status, body: text)) }
+                    return .success(.fetching(text.trimmingCharacters(in: .newlines)))
+                }
+                guard FileManager.default.createFile(atPath: file, contents: nil), let output = FileHandle(forWritingAtPath: file) else {
+                    return .failure(CommandError("cannot write \(file): check that its directory exists and is writable"))
+                }
+                defer { try? output.close() }
+                var written: Int64 = 0
+                for try await buffer in response.body {
+                    try output.write(contentsOf: buffer.readableBytesView)
+                    written += Int64(buffer.readableBytes)
+                }
+                try output.synchronize()
+                return .success(.written(written))
+            }
+        } catch {
+            throw unreachable(error)
+        }
+        return try result.get()
+    }
+
+    /// `GET /v1/attachments`: `{"fetches": [{hash, state, bytes_fetched, total_bytes, source}, …]}`.
+    public func attachmentFetches() async throws(CommandError) -> String {
+        try await send(.GET, "/v1/attachments", body: nil)
+    }
+
+    /// `baseURL + path` with `query`, "+" escaped too (a server reads it as a space).
+    private func url(_ path: String, _ query: [String: String]) -> String {
+        var components = URLComponents(string: baseURL + path)!
+        components.queryItems = query.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+        return components.url!.absoluteString.replacingOccurrences(of: "+", with: "%2B")
     }
 
     /// `GET /v1/observe`: hands each event's JSON to `line` until the agent ends the stream or
@@ -102,10 +190,16 @@ public struct AgentClient: Sendable {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(string: body))
         }
+        return try await answer(to: request, timeout: .seconds(60))
+    }
+
+    /// The body of a 2xx answer to `request` (at most 64 MiB, without its last newline); any
+    /// other status is the agent's error.
+    private func answer(to request: HTTPClientRequest, timeout: TimeAmount) async throws(CommandError) -> String {
         let (status, text): (HTTPResponseStatus, String)
         do {
             (status, text) = try await HTTPClient.withHTTPClient(configuration: Self.configuration) { client in
-                let response = try await client.execute(request, timeout: .seconds(60))
+                let response = try await client.execute(request, timeout: timeout)
                 return (response.status, String(buffer: try await response.body.collect(upTo: 64 << 20)))
             }
         } catch {

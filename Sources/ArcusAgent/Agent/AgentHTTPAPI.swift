@@ -60,7 +60,7 @@ public enum AgentHTTPAPI {
             try observe(request, agent: agent)
         }
         router.get("/v1/subscriptions") { _, _ -> Response in
-            JSONResponse.make(Value.object(["subscriptions": .array(agent.engine.subscriptionEntries.map(json))]).jsonString)
+            JSONResponse.make(Value.object(["subscriptions": SubscriptionDocument.all(agent.engine)]).jsonString)
         }
         router.post("/v1/subscriptions") { request, _ -> Response in
             let body = try await jsonObject(request)
@@ -89,6 +89,7 @@ public enum AgentHTTPAPI {
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer()))
             )
         }
+        addAttachmentRoutes(to: router, agent: agent)
     }
 
     static func json(_ entry: ArcusSync.SyncEngine.SubscriptionEntry) -> Value {

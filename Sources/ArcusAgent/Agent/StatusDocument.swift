@@ -5,7 +5,7 @@ import ArcusStore
 /// The agent at a glance, as `GET /v1/status` answers it, `arcus status` prints it and the
 /// status page (`GET /`) draws it: who the agent is and for how long it has run, what its store
 /// holds, its presence graph (the `PeersDocument`, as `GET /v1/peers` answers it), how its sync
-/// sessions fare, and its subscriptions.
+/// sessions fare, its subscriptions with their sync progress, and the attachment fetches under way.
 ///
 /// The sync figures are those of the refresh that `GET /metrics` exports too.
 struct StatusDocument {
@@ -24,7 +24,8 @@ struct StatusDocument {
             "uptime_seconds": .double(Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18),
             "store": StoreFigures(store: agent.store, dataDirectory: agent.configuration.dataDirectory).json,
             "sync": sync.json,
-            "subscriptions": .array(agent.engine.subscriptionEntries.map(AgentHTTPAPI.json)),
+            "subscriptions": SubscriptionDocument.all(agent.engine),
+            "attachments": .array(agent.engine.attachmentFetches.map(\.json)),
             "graph": PeersDocument(graph: agent.presence.graph, local: agent.identity.peerID).json,
         ])
     }

@@ -4,7 +4,8 @@ import NIOCore
 /// The agent's status page, `GET /`: one self-contained HTML document (inline CSS, a small
 /// inline script, no external resource, so that it works on a device with no internet) that
 /// polls `GET /v1/status` every second and redraws: the mesh as an SVG graph, the links with
-/// their quality, sync activity, the store and the subscriptions.
+/// their quality, sync activity, the store, the subscriptions with each peer's sync progress, and
+/// attachment fetches under way.
 ///
 /// The page builds every element with the DOM API and sets text with `textContent`, never
 /// `innerHTML`: peer names and queries come from other devices and are never read as markup.
@@ -59,6 +60,8 @@ enum StatusPage {
         .figure b { display: block; font-size: 17px; font-variant-numeric: tabular-nums; }
         .figure span { font-size: 12px; color: var(--muted); }
         #activity { width: 100%; height: 44px; display: block; margin-top: 8px; }
+        progress { width: 120px; height: 10px; vertical-align: middle; margin-right: 8px; accent-color: var(--loopback); }
+        td.progress { font-variant-numeric: tabular-nums; }
         @media (max-width: 820px) { main { grid-template-columns: 1fr; } }
         </style>
         </head>
@@ -107,6 +110,10 @@ enum StatusPage {
             <section>
               <h2>Subscriptions</h2>
               <table><tbody id="subscriptions"></tbody></table>
+            </section>
+            <section>
+              <h2>Attachment fetches</h2>
+              <table><tbody id="attachments"></tbody></table>
             </section>
           </div>
         </main>
@@ -203,12 +210,34 @@ enum StatusPage {
             cell(names[peer.id] + (peer.self ? " (this agent)" : "")), cell(short(peer.id), "mono"),
             cell(peer.self ? "0" : peer.hops == null ? "–" : String(peer.hops), "number"),
             cell(peer.self || peer.next_hop == null || peer.next_hop === peer.id ? "" : names[peer.next_hop] || short(peer.next_hop)))));
-          const subscriptions = status.subscriptions.map((s) => {
+          const subscriptions = [];
+          for (const s of status.subscriptions) {
             const query = cell(s.query === "" ? "the whole store" : s.query, "mono");
             query.prepend(html("span", { class: "muted" }, `#${s.id}  `));
-            return row(query);
+            const peers = s.sync || [];
+            subscriptions.push(row(query, cell(!peers.length ? "no peer" : s.caught_up ? "caught up" : "syncing", s.caught_up ? "" : "standby")));
+            for (const p of peers) {
+              // What arrived since this agent asked, against what the peer says is left.
+              const done = html("td", { class: "progress" });
+              const bar = html("progress", p.fraction == null ? { max: 1 } : { max: 1, value: p.fraction });
+              const left = p.caught_up ? "caught up" : p.documents_to_go == null ? "waiting for the peer's count"
+                : `about ${p.documents_to_go} documents, ${bytes(p.bytes_to_go)} to go`;
+              done.append(bar, `${p.documents_received} documents, ${bytes(p.bytes_received)} · ${left}`);
+              const tr = row(cell(`from ${p.label}`, "muted"), done);
+              tr.setAttribute("data-sync", `${s.id} ${p.peer}`);
+              subscriptions.push(tr);
+            }
+          }
+          document.getElementById("subscriptions").replaceChildren(...(subscriptions.length ? subscriptions : [placeholder("none", 2)]));
+          const fetches = (status.attachments || []).map((f) => {
+            const done = html("td", { class: "progress" });
+            done.append(html("progress", f.total_bytes ? { max: f.total_bytes, value: f.bytes_fetched } : { max: 1 }),
+              `${bytes(f.bytes_fetched)} of ${f.total_bytes == null ? "?" : bytes(f.total_bytes)}`);
+            const tr = row(cell(short(f.hash), "mono"), cell(f.state + (f.source ? ` from ${f.source}` : "")), done);
+            tr.setAttribute("data-attachment", f.hash);
+            return tr;
           });
-          document.getElementById("subscriptions").replaceChildren(...(subscriptions.length ? subscriptions : [placeholder("none", 1)]));
+          document.getElementById("attachments").replaceChildren(...(fetches.length ? fetches : [placeholder("none under way", 3)]));
           const store = status.store;
           document.getElementById("store").replaceChildren(
             figure(store.documents == null ? "–" : String(store.documents), "documents"), figure(bytes(store.bytes), "database files"),

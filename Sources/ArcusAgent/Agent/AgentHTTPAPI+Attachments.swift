@@ -1,0 +1,171 @@
+import ArcusCRDT
+import ArcusStore
+import ArcusSync
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// Attachments through the HTTP API (Docs/Agent.md, "Attachments"): upload a blob into a
+/// document's field, download one (fetching it from peers first when this store lacks it), and
+/// the fetches under way.
+extension AgentHTTPAPI {
+    /// The largest attachment `POST /v1/attachments` takes; larger ones get 413.
+    public static let maximumAttachmentBytes: Int64 = 256 << 20
+
+    /// Bytes of a blob read from the store per piece of a download.
+    static let downloadPieceBytes = 1 << 16
+
+    static func addAttachmentRoutes(to router: Router<BasicRequestContext>, agent: Agent) {
+        router.post("/v1/attachments") { request, _ -> Response in
+            try await upload(request, agent: agent)
+        }
+        router.get("/v1/attachments") { _, _ -> Response in
+            JSONResponse.make(Value.object(["fetches": .array(agent.engine.attachmentFetches.map(\.json))]).jsonString)
+        }
+        router.get("/v1/attachments/:hash") { _, context -> Response in
+            try download(context.parameters.get("hash") ?? "", agent: agent)
+        }
+    }
+
+    // MARK: - Upload
+
+    /// `POST /v1/attachments?collection=C&id=ID&field=PATH[&name=N]`, the blob as the body: stores
+    /// it (streamed through a file in the data directory, never held whole) and sets its token at
+    /// `PATH` (dotted for nested fields) of the document, created when absent. 201 with the
+    /// token's JSON and where it went.
+    static func upload(_ request: Request, agent: Agent) async throws -> Response {
+        let parameters = request.uri.queryParameters
+        let collection = try parameter(parameters.get("collection"), "collection", example: "photos")
+        let id = try parameter(parameters.get("id"), "id", example: "photo-1")
+        let field = try parameter(parameters.get("field"), "field", example: "image")
+        let path = field.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard !path.contains(where: \.isEmpty) else {
+            throw APIError(.badRequest, "field \(field.debugDescription) has an empty part; name it as image or photo.full")
+        }
+        guard path.first != "_id" else { throw APIError(.badRequest, "the _id of a document cannot hold an attachment; choose another field") }
+        guard path.count <= Value.maximumNestingDepth else {
+            throw APIError(.badRequest, "field \(field.debugDescription) nests deeper than \(Value.maximumNestingDepth) levels, the most a document may")
+        }
+        if let length = request.headers[.contentLength].flatMap(Int64.init), length > maximumAttachmentBytes {
+            throw APIError(.contentTooLarge, "the attachment has \(length) bytes; at most \(maximumAttachmentBytes) are taken")
+        }
+
+        let staging = URL(fileURLWithPath: agent.configuration.dataDirectory).appendingPathComponent(".upload-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: staging) }
+        guard FileManager.default.createFile(atPath: staging.path, contents: nil), let output = try? FileHandle(forWritingTo: staging) else {
+            throw APIError(.internalServerError, "cannot write \(staging.path): check that the data directory is writable and has room")
+        }
+        var received: Int64 = 0
+        do {
+            defer { try? output.close() }
+            for try await buffer in request.body {
+                received += Int64(buffer.readableBytes)
+                guard received <= maximumAttachmentBytes else {
+                    throw APIError(.contentTooLarge, "the attachment exceeds \(maximumAttachmentBytes) bytes, the most that is taken")
+                }
+                try output.write(contentsOf: buffer.readableBytesView)
+            }
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw APIError(.internalServerError, "could not receive the attachment into \(staging.path): \(error)")
+        }
+
+        var token: AttachmentToken
+        do {
+            token = try agent.store.newAttachment(path: staging.path)
+        } catch {
+            throw APIError(.internalServerError, "could not store the attachment: \(error)")
+        }
+        // The staging file's name means nothing to anyone; a name is what the client gives.
+        token.metadata = parameters.get("name").flatMap { $0.isEmpty ? nil : ["name": $0] } ?? [:]
+        do {
+            try agent.store.collection(collection).findByID(.string(id)).update { document in
+                var target = document[path[0]]
+                for name in path.dropFirst() { target = target[name] }
+                target.set(token)
+            }
+        } catch let error as StoreError {
+            throw APIError(.badRequest, "error: \(error.description)")
+        }
+        var answer: [String: Value] = ["collection": .string(collection), "id": .string(id), "field": .string(field)]
+        if case .object(let fields) = token.value { answer.merge(fields) { current, _ in current } }
+        return JSONResponse.make(Value.object(answer).jsonString, status: .created)
+    }
+
+    private static func parameter(_ value: String?, _ name: String, example: String) throws -> String {
+        guard let value, !value.isEmpty else {
+            throw APIError(.badRequest, "give the document's \(name) as ?\(name)=…, such as \(name)=\(example)")
+        }
+        return value
+    }
+
+    // MARK: - Download
+
+    /// `GET /v1/attachments/{hash}`: the blob when this store has it; otherwise 202 with the
+    /// fetch's progress, the fetch going on in the background (one per blob, however often asked).
+    static func download(_ hashHex: String, agent: Agent) throws -> Response {
+        let hashHex = hashHex.lowercased()
+        guard hashHex.count == 64, hashHex.allSatisfy(\.isHexDigit), let hash = AttachmentToken.hash(hex: hashHex) else {
+            throw APIError(.badRequest, "\(hashHex.debugDescription) is not an attachment hash: give the 64 hex digits of \"_attachment\" in the document")
+        }
+        let referencing: Set<String>
+        do {
+            referencing = try agent.store.collectionsReferencing(attachmentHash: hash)
+        } catch {
+            throw APIError(.internalServerError, "could not look up which documents reference attachment \(hashHex): \(error)")
+        }
+        guard !referencing.isEmpty else {
+            throw APIError(.notFound, "no document in this store references attachment \(hashHex); sync the document that holds it first (arcus subscribe)")
+        }
+        if let length = agent.store.attachmentLength(hash: hash) { return blob(hash, length: length, store: agent.store) }
+        // The token's length, from a document that holds it: the fetch then checks the peer's.
+        let length = try? agent.store.referencedAttachmentLength(hash: hash)
+        switch agent.attachmentDownloads.start(hashHex, hash: hash, length: length, engine: agent.engine) {
+        case .failed(let message):
+            throw APIError(.badGateway, "fetching attachment \(hashHex) failed: \(message); ask again to retry")
+        case .running:
+            break
+        }
+        // The fetch may have completed meanwhile.
+        if let length = agent.store.attachmentLength(hash: hash) { return blob(hash, length: length, store: agent.store) }
+        let fetch = agent.engine.attachmentFetches.first { $0.hashHex == hashHex }
+        let state = fetch?.state == .waiting || fetch == nil ? "waiting" : "fetching"
+        let total = fetch?.totalBytes ?? length
+        return JSONResponse.make(Value.object([
+            "hash": .string(hashHex), "state": .string(state),
+            "bytes_fetched": .int(fetch?.bytesFetched ?? agent.store.receivedAttachmentBytes(hash: hash)),
+            "total_bytes": total.map { .int($0) } ?? .null,
+        ]).jsonString, status: .accepted)
+    }
+
+    /// The blob's bytes, read from the store a piece at a time as the client takes them.
+    private static func blob(_ hash: [UInt8], length: Int64, store: Store) -> Response {
+        Response(
+            status: .ok,
+            headers: [.contentType: "application/octet-stream", .contentLength: String(length)],
+            body: ResponseBody(contentLength: Int(length)) { writer in
+                var offset: Int64 = 0
+                while offset < length {
+                    guard let piece = try store.readAttachment(hash: hash, offset: offset, count: downloadPieceBytes), !piece.isEmpty else {
+                        throw APIError(.internalServerError, "attachment \(AttachmentToken(hash: hash, length: length).hashHex) vanished while it was being sent")
+                    }
+                    try await writer.write(ByteBuffer(bytes: piece))
+                    offset += Int64(piece.count)
+                }
+                try await writer.finish(nil)
+            }
+        )
+    }
+}
+
+extension AttachmentFetchStatus {
+    /// A fetch under way, as `GET /v1/attachments` and `GET /v1/status` show it.
+    var json: Value {
+        .object([
+            "hash": .string(hashHex), "state": .string(state.rawValue),
+            "bytes_fetched": .int(bytesFetched), "total_bytes": totalBytes.map { .int($0) } ?? .null,
+            "source": source.map { .string($0) } ?? .null,
+        ])
+    }
+}
