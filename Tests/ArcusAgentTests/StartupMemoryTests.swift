@@ -24,6 +24,11 @@ struct StartupMemoryTests {
 
     @Test("releasing drops resident pages of this process's read-only file mappings, and the code it drops still runs")
     func releaseLowersResidentFilePages() throws {
+        // Every mapping is read, not just the first page of /proc/self/maps.
+        let maps = try #require(StartupMemory.procFile("/proc/self/maps"))
+        #expect(maps.utf8.count > 4096 && maps.hasSuffix("\n"), "\(maps.utf8.count) bytes")
+        let mapped = StartupMemory.readOnlyFileMappings(maps)
+        #expect(mapped.contains { $0.path.hasSuffix("libswiftCore.so") }, "\(mapped.map(\.path))")
         let before = try Self.residentReadOnlyFileKB()
         guard case .success(let advised) = StartupMemory.release() else {
             Issue.record("release failed: \(StartupMemory.release())")
@@ -38,7 +43,7 @@ struct StartupMemoryTests {
 
     /// Resident kB of the mappings `release` advises, from /proc/self/smaps.
     static func residentReadOnlyFileKB() throws -> Int {
-        let smaps = try String(contentsOfFile: "/proc/self/smaps", encoding: .utf8)
+        let smaps = try #require(StartupMemory.procFile("/proc/self/smaps"))
         var total = 0, counting = false
         for line in smaps.split(separator: "\n") {
             let tokens = line.split(separator: " ")
