@@ -144,7 +144,7 @@ class Link:
 
     def summary_cells(self):
         samples = self.samples
-        rtt, goodput = self.column("rtt_ms"), self.column("goodput_bps")
+        rtt, goodput, rssi = self.column("rtt_ms"), self.column("goodput_bps"), self.column("rssi_dbm")
         active = sum(1 for sample in samples if sample.get("active") is True)
         cells = [
             html.escape(self.peer_name or "?"), f"<code>{html.escape(self.peer)}</code>", html.escape(self.transport),
@@ -153,6 +153,7 @@ class Link:
             figure(max(rtt)) if rtt else "–",
             figure(sum(goodput) / len(goodput), "B/s") if goodput else "–", figure(max(goodput), "B/s") if goodput else "–",
             str(int(self.counted("reconnects"))), str(int(self.counted("failovers"))),
+            f"{percentile(rssi, 0.5):.0f} ({min(rssi):.0f} to {max(rssi):.0f})" if rssi else "–",
         ]
         return "".join(f"<td>{cell}</td>" for cell in cells)
 
@@ -189,9 +190,12 @@ def svg_plot(title, unit, series, width=560, height=240):
         parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" fill="#888">no figures (null in every sample)</text></svg>')
         return "".join(parts)
     t_max = max(max(t for t, _ in points), 1e-9)
-    v_max = max(v for _, v in points)
-    v_step = nice_step(v_max if v_max > 0 else 1)
-    v_top = v_step * max(1, math.ceil(v_max / v_step)) if v_max > 0 else v_step * 5
+    # From zero up, or (for negative figures such as RSSI in dBm) from below the least up to zero.
+    v_max = max(max(v for _, v in points), 0)
+    v_min = min(min(v for _, v in points), 0)
+    v_step = nice_step((v_max - v_min) if v_max > v_min else 1)
+    v_top = v_step * math.ceil(v_max / v_step) if v_max > 0 else (0 if v_min < 0 else v_step * 5)
+    v_bottom = v_step * math.floor(v_min / v_step) if v_min < 0 else 0
     t_step = nice_step(t_max)
     plot_w, plot_h = width - left - right, height - top - bottom
 
@@ -199,9 +203,9 @@ def svg_plot(title, unit, series, width=560, height=240):
         return left + plot_w * t / t_max
 
     def y(v):
-        return top + plot_h * (1 - v / v_top)
+        return top + plot_h * (1 - (v - v_bottom) / (v_top - v_bottom))
 
-    tick = 0.0
+    tick = float(v_bottom)
     while tick <= v_top + 1e-9:
         parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="#eee"/>')
         parts.append(f'<text x="{left - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">{figure(tick)}</text>')
@@ -255,7 +259,7 @@ def report(runs):
     body = ["<h1>Arcus field test</h1>",
             f"<p class=note>{len(runs)} log(s), {sum(len(run.samples) for run in runs)} samples. "
             "Goodput is per transport (both directions of arcus_link_bytes_total), not per peer. "
-            "RSSI is not recorded: the agent does not expose it.</p>"]
+            "RSSI is the Bluetooth adapter's figure for the peer's adverts, plotted where a link has it.</p>"]
     for (agent, agent_peer), agent_runs in sorted(by_agent.items()):
         body.append(f"<h2>{html.escape(agent)} <code>{html.escape(agent_peer)}</code></h2>")
         body.append("<table><tr><th>log</th><th>started</th><th>settings</th><th>samples</th><th>unreachable</th><th>malformed lines</th><th>ended</th></tr>")
@@ -274,7 +278,7 @@ def report(runs):
                 links.setdefault(key, Link(agent, *key)).add(run, sample)
         body.append("<table><tr><th>peer</th><th>id</th><th>transport</th><th>samples</th><th>time active</th>"
                     "<th>RTT p50 (ms)</th><th>RTT p95 (ms)</th><th>RTT max (ms)</th><th>goodput mean</th><th>goodput max</th>"
-                    "<th>reconnects</th><th>failovers</th></tr>")
+                    "<th>reconnects</th><th>failovers</th><th>RSSI median (range), dBm</th></tr>")
         for key in sorted(links):
             body.append(f"<tr>{links[key].summary_cells()}</tr>")
         body.append("</table>")
@@ -282,7 +286,10 @@ def report(runs):
             link = links[key]
             name = f"{link.peer_name or link.peer} over {link.transport}"
             body.append(f"<h3>{html.escape(agent)} → {html.escape(name)}</h3><div class=plots>")
-            for field, title, unit in (("rtt_ms", "RTT", "ms"), ("goodput_bps", "goodput (per transport)", "bytes/s")):
+            fields = [("rtt_ms", "RTT", "ms"), ("goodput_bps", "goodput (per transport)", "bytes/s")]
+            if link.column("rssi_dbm"):
+                fields.append(("rssi_dbm", "RSSI", "dBm"))
+            for field, title, unit in fields:
                 series = []
                 for index, (run, samples) in enumerate(link.by_run.items()):
                     line = with_gaps(sorted(samples, key=lambda s: s["t"]), field, run.interval)

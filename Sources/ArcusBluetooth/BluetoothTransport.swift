@@ -34,6 +34,9 @@ public final class BluetoothTransport: Transport {
         /// Peers ever heard, to tell a stopped peer from an address nobody ever used.
         var heard: Set<PeerID> = []
         var topology = EmulatedTopology.everyoneHearsEveryone
+        /// On the emulated radio: the signal of each peer heard at the last scan, as the
+        /// topology gives it.
+        var signal: [PeerID: Int8] = [:]
         var tasks: [Task<Void, Never>] = []
     }
 
@@ -53,6 +56,19 @@ public final class BluetoothTransport: Transport {
     }
 
     private var name: String { "bluetooth \(peer)" }
+
+    /// The RSSI, in dBm, at which this radio last heard `remote`'s adverts (within the time
+    /// after which a silent peer counts as gone), as the adapter reports it; nil when it was not
+    /// heard or the adapter gave no figure. Adverts carry a 4-byte prefix of the peer's id, so
+    /// two peers of one mesh sharing a prefix would share a figure.
+    public func signalStrength(of remote: PeerID) -> Int8? {
+        state.withLock { state in
+            switch radio {
+            case .emulated: return state.signal[remote]
+            case .l2cap: return state.discovery?.signalStrengths[Array(remote.bytes.prefix(4))]
+            }
+        }
+    }
 
     private static func endpoint(of peer: PeerID) -> TransportEndpoint {
         TransportEndpoint(kind: .bluetooth, address: peer.description, peer: peer)
@@ -278,6 +294,7 @@ public final class BluetoothTransport: Transport {
         let severed = state.withLock { state -> [SeqPacketLink] in
             guard state.phase == .running else { return [] }
             state.topology = topology
+            state.signal = Dictionary(uniqueKeysWithValues: heard.compactMap { remote in topology.signal(peer, remote).map { (remote, $0) } })
             for lost in state.reachable.keys where !heard.contains(lost) {
                 eventSink.yield(.peerLost(Self.endpoint(of: lost)))
                 state.reachable[lost] = nil

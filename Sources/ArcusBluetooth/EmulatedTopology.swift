@@ -7,11 +7,24 @@ import Foundation
 ///
 /// A sees B's adverts when A hears B; a link between them needs both to hear each other (a
 /// connection is two-way radio), and ends when either stops hearing the other.
+///
+/// `"signal": {"<listener id>": {"<speaker id>": -61}}` (optional) is the RSSI, in dBm, at which
+/// the listener hears the speaker's adverts, as a real adapter reports it with each advert; a
+/// pair it does not name reports none.
 public struct EmulatedTopology: Sendable, Equatable, Codable {
     public var hears: [String: [String]]
+    public var signal: [String: [String: Int]]?
 
-    public init(hears: [String: [String]] = [:]) {
+    public init(hears: [String: [String]] = [:], signal: [String: [String: Int]]? = nil) {
         self.hears = hears
+        self.signal = signal
+    }
+
+    /// The RSSI `listener` hears `speaker` at, bounded as HCI reports it (−127 to +20 dBm).
+    public func signal(_ listener: PeerID, _ speaker: PeerID) -> Int8? {
+        guard let heard = signal?[listener.description],
+              let dBm = heard.first(where: { $0.key.lowercased() == speaker.description })?.value else { return nil }
+        return Int8(min(max(dBm, -127), 20))
     }
 
     public static let everyoneHearsEveryone = EmulatedTopology()

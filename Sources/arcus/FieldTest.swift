@@ -14,8 +14,8 @@ struct FieldTest: AsyncParsableCommand {
             and estimated throughput, the goodput of its transport over the interval (arcus_link_bytes_total, \
             both directions; per transport, not per peer), and the reconnects (accepted handshakes) and \
             failovers of its transport since the recording began; between a start and an end event line. \
-            rssi_dbm is always null: BlueZ reports RSSI in advertisements, but the agent does not expose it \
-            and the emulated radio has none. A progress line every 10 s goes to standard error. \
+            rssi_dbm, for a Bluetooth link, is the RSSI the adapter reported with the peer's latest advert \
+            (the emulated radio: as its topology file's "signal" says); null otherwise. A progress line every 10 s goes to standard error. \
             Turn one or more logs into an HTML report with `python3 Tools/field-report.py LOG... --out report.html`.
             """
     )

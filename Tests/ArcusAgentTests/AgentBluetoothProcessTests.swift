@@ -1,4 +1,5 @@
 import ArcusBluetooth
+import ArcusCRDT
 import Foundation
 import Testing
 
@@ -20,6 +21,48 @@ struct AgentBluetoothProcessTests {
         #expect(try await first.execute("INSERT INTO cars DOCUMENTS ({'_id': 'over-the-air', 'make': 'volvo'})").status == 200)
         let (arrived, seen) = try await second.wait(until: "SELECT * FROM cars", contains: "over-the-air")
         #expect(arrived, "the write did not cross the emulated radio: \(seen)\n\(first.log)\n\(second.log)")
+        #expect(first.stop() == 0 && second.stop() == 0)
+    }
+
+    @Test("the radio's RSSI for each peer reaches GET /v1/status and arcus field-test's Bluetooth rows, and field-report.py plots it")
+    func signalStrengthRecorded() async throws {
+        let scratch = try MeshScratch("ble-rssi")
+        defer { scratch.remove() }
+        let radio = "/tmp/arcus-ble-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: radio) }
+        let ble = ["--config", scratch.config.path, "--transports", "ble", "--ble-emulated", radio, "--subscribe", "SELECT * FROM cars"]
+        let first = try await RunningAgent.launch(data: scratch.data("a"), ble + ["--name", "rssi-a"])
+        defer { _ = first.stop() }
+        let second = try await RunningAgent.launch(data: scratch.data("b"), ble + ["--name", "rssi-b"])
+        defer { _ = second.stop() }
+        // As a real adapter reports it with each advert: a hears b at −61 dBm, b hears a at −67.
+        try EmulatedTopology(signal: [first.peer: [second.peer: -61], second.peer: [first.peer: -67]])
+            .write(to: radio + "/topology.json")
+        #expect(try await first.execute("INSERT INTO cars DOCUMENTS ({'_id': 'rssi-1', 'make': 'volvo'})").status == 200)
+        let (arrived, seen) = try await second.wait(until: "SELECT * FROM cars", contains: "rssi-1")
+        try #require(arrived, "the agents never linked: \(seen)\n\(first.log)\n\(second.log)")
+        var status = ""
+        for _ in 0..<100 {
+            status = try await first.request(.GET, "/v1/status").body
+            if status.contains("\"rssi_dbm\":-61") { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(status.contains("\"bluetooth_signal\":[{\"peer\":\"\(second.peer)\",\"rssi_dbm\":-61}]"), "\(status)")
+
+        let log = scratch.directory.appendingPathComponent("a.jsonl")
+        let run = try await ArcusProcess.runOffPool(["field-test", "--agent", first.url, "--seconds", "2", "--interval", "0.5", "--out", log.path])
+        #expect(run.status == 0, "\(run.standardError)")
+        let samples = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+            .compactMap { try Value(json: String($0)).objectValue }.filter { $0["event"] == nil }
+        let bluetooth = samples.filter { $0["transport"] == "bluetooth" && $0["peer"]?.stringValue == second.peer }
+        #expect(!bluetooth.isEmpty, "\(samples)")
+        #expect(bluetooth.allSatisfy { $0["rssi_dbm"] == .int(-61) }, "\(bluetooth)")
+
+        let html = scratch.directory.appendingPathComponent("report.html")
+        let report = try FieldTestTests.fieldReport([log.path, "--out", html.path])
+        #expect(report.status == 0, "\(report.standardError)")
+        let page = try String(contentsOf: html, encoding: .utf8)
+        #expect(page.contains("RSSI: rssi-a") && page.contains("-61 (-61 to -61)"), "\(page.prefix(3000))")
         #expect(first.stop() == 0 && second.stop() == 0)
     }
 

@@ -55,8 +55,9 @@ struct BlueZDiscoveryTests {
             try await link.send(ManagementPacket(code: code, controller: 0, parameters: parameters).encoded)
         }
 
-        func deviceFound(address: [UInt8], advert: [UInt8], type: UInt8 = 2) async throws {
-            var parameters = address + [type, 0xC4, 0, 0, 0, 0]
+        /// Device Found: address, type, RSSI (−60 dBm unless said), flags, the advert.
+        func deviceFound(address: [UInt8], advert: [UInt8], type: UInt8 = 2, rssi: Int8 = -60) async throws {
+            var parameters = address + [type, UInt8(bitPattern: rssi), 0, 0, 0, 0]
             parameters.appendLittleEndian(UInt16(advert.count + 3))
             try await emit(0x0012, parameters + [0x02, 0x01, 0x06] + advert)
         }
@@ -105,6 +106,27 @@ struct BlueZDiscoveryTests {
         #expect(await waitFor { changes.withLock { $0 } == [.appeared(expected)] }, "\(changes.withLock { $0 })")
         #expect(BlueZDiscovery.parse(expected.address) == L2CAPAddress("11:22:33:44:55:66", type: .leRandom, psm: 0x85))
         #expect(await waitFor { changes.withLock { $0 } == [.appeared(expected), .lost(expected)] }, "\(changes.withLock { $0 })")
+    }
+
+    @Test("the RSSI the adapter reports is kept for every peer of this mesh, whichever side dials, by id prefix, and forgotten with the peer")
+    func keepsSignalStrength() async throws {
+        var kernel: KernelDouble?
+        let discovery = try discovery(&kernel)
+        try await discovery.start { _ in }
+        defer { Task { await discovery.stop() } }
+        let mesh = ArcusAdvertisement.prefix(ofHash: Self.mesh)
+        let higher = ArcusAdvertisement(psm: 0x85, peerPrefix: [0x90, 0, 0, 1], meshPrefix: mesh)
+        let lower = ArcusAdvertisement(psm: 0x85, peerPrefix: [0x10, 0, 0, 1], meshPrefix: mesh)
+        let foreign = ArcusAdvertisement(psm: 0x85, peerPrefix: [0x91, 0, 0, 1], meshPrefix: [9, 9, 9, 9])
+        try await kernel!.deviceFound(address: [6, 5, 4, 3, 2, 1], advert: higher.advertisingData, rssi: -70)
+        try await kernel!.deviceFound(address: [6, 5, 4, 3, 2, 1], advert: higher.advertisingData, rssi: -58)
+        try await kernel!.deviceFound(address: [1, 1, 1, 1, 1, 1], advert: lower.advertisingData, rssi: -81)
+        try await kernel!.deviceFound(address: [2, 2, 2, 2, 2, 2], advert: foreign.advertisingData, rssi: -40)
+        let expected: [[UInt8]: Int8] = [[0x90, 0, 0, 1]: -58, [0x10, 0, 0, 1]: -81]
+        #expect(await waitFor { discovery.signalStrengths == expected }, "\(discovery.signalStrengths)")
+        // 127 is the kernel's "no figure": it does not refresh the last one, which goes after `lostAfter`.
+        try await kernel!.deviceFound(address: [6, 5, 4, 3, 2, 1], advert: higher.advertisingData, rssi: 127)
+        #expect(await waitFor { discovery.signalStrengths.isEmpty }, "\(discovery.signalStrengths)")
     }
 
     @Test("discovery the kernel ends on its own is started again")

@@ -1,4 +1,6 @@
+import ArcusBluetooth
 import ArcusCRDT
+import ArcusMesh
 import Foundation
 import ArcusStore
 
@@ -13,6 +15,16 @@ struct StatusDocument {
     /// When the agent's HTTP API started, which is when the agent started serving.
     let startedAt: ContinuousClock.Instant
 
+    /// The RSSI the Bluetooth radio last heard each other peer of the presence graph at.
+    private var signal: [(peer: PeerID, dBm: Int8)] {
+        let radios = agent.transports.compactMap { $0 as? BluetoothTransport }
+        guard !radios.isEmpty else { return [] }
+        return agent.presence.graph.peers.keys.sorted().compactMap { peer in
+            guard peer != agent.identity.peerID else { return nil }
+            return radios.lazy.compactMap { $0.signalStrength(of: peer) }.first.map { (peer, $0) }
+        }
+    }
+
     func json() async -> Value {
         let sync = await agent.metrics.refresh(from: agent.engine)
         let uptime = ContinuousClock.now - startedAt
@@ -26,6 +38,7 @@ struct StatusDocument {
             "sync": sync.json,
             "subscriptions": SubscriptionDocument.all(agent.engine),
             "attachments": .array(agent.engine.attachmentFetches.map(\.json)),
+            "bluetooth_signal": .array(signal.map { .object(["peer": .string($0.peer.description), "rssi_dbm": .int(Int64($0.dBm))]) }),
             "graph": PeersDocument(graph: agent.presence.graph, local: agent.identity.peerID).json,
         ])
     }

@@ -12,6 +12,8 @@ public struct AgentReading: Sendable, Equatable {
         public var rttMilliseconds: Double?
         /// Bytes per second, as the transport estimates it (not every transport does).
         public var throughput: Double?
+        /// For a Bluetooth link: the RSSI (dBm) the radio last heard the peer's adverts at.
+        public var rssi: Int?
     }
 
     /// The counters of one transport, summed over all its links.
@@ -50,6 +52,12 @@ public struct AgentReading: Sendable, Equatable {
                 if case .string(let id)? = peer["id"], case .string(let name)? = peer["name"] { names[id] = name }
             }
         }
+        var signal: [String: Int] = [:]
+        if case .array(let heard)? = document["bluetooth_signal"] {
+            for case .object(let entry) in heard {
+                if case .string(let peer)? = entry["peer"], case .int(let dBm)? = entry["rssi_dbm"] { signal[peer] = Int(dBm) }
+            }
+        }
         var links: [Link] = []
         if case .array(let edges)? = graph["links"] {
             for case .object(let edge) in edges {
@@ -58,7 +66,8 @@ public struct AgentReading: Sendable, Equatable {
                 let other = a == local ? b : a
                 links.append(Link(
                     peer: other, peerName: names[other], transport: transport, active: edge["active"] == true,
-                    rttMilliseconds: edge["rtt_ms"]?.numberValue, throughput: edge["throughput"]?.numberValue
+                    rttMilliseconds: edge["rtt_ms"]?.numberValue, throughput: edge["throughput"]?.numberValue,
+                    rssi: transport == "bluetooth" ? signal[other] : nil
                 ))
             }
         }

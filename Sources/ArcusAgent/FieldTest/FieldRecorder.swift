@@ -13,8 +13,9 @@ import Foundation
 ///   transport, not per peer: two peers on LAN show the same figure. `null` on the first reading.
 /// - `reconnects`: successful (`accepted`) handshakes of the transport since the recording
 ///   began; `failovers`: `arcus_failovers_total` of the transport since it began.
-/// - `rssi_dbm`: always `null`. BlueZ reports RSSI in advertisements, but the agent does not
-///   expose it, and the emulated radio has none; a made-up figure would be worse than none.
+/// - `rssi_dbm`: for a Bluetooth link, the RSSI the radio last heard the peer's adverts at, as
+///   the adapter reported it through BlueZ (the emulated radio: as its topology file says);
+///   `null` for other transports and when the adapter gave none.
 public struct FieldRecorder: Sendable {
     /// How the recording was asked for, repeated in the start and end events.
     public struct Settings: Sendable {
@@ -87,7 +88,7 @@ public struct FieldRecorder: Sendable {
                 "goodput_bps": goodput,
                 "reconnects": .int(Int64(max(0, now.handshakesAccepted - start.handshakesAccepted))),
                 "failovers": .int(Int64(max(0, now.failovers - start.failovers))),
-                "rssi_dbm": .null,
+                "rssi_dbm": link.rssi.map { .int(Int64($0)) } ?? .null,
             ])
         }
         previous = (reading, t)

@@ -34,6 +34,8 @@ public final class BlueZDiscovery: Sendable {
     private struct State {
         var controller: UInt16?
         var seen: [String: (found: Found, at: ContinuousClock.Instant)] = [:]
+        /// The latest RSSI of each peer of the mesh heard, by its id prefix.
+        var signal: [[UInt8]: (dBm: Int8, at: ContinuousClock.Instant)] = [:]
         var tasks: [Task<Void, Never>] = []
     }
 
@@ -98,8 +100,17 @@ public final class BlueZDiscovery: Sendable {
         await client.close()
     }
 
+    /// The RSSI (dBm) of each peer of the mesh heard within `lostAfter`, by its 4-byte id prefix,
+    /// as the adapter reported it with the peer's latest advert.
+    public var signalStrengths: [[UInt8]: Int8] {
+        let now = ContinuousClock.now
+        return state.withLock { state in state.signal.filter { now - $0.value.at < lostAfter }.mapValues(\.dBm) }
+    }
+
     func found(_ device: ManagementEvent.DeviceFound, _ changes: @Sendable (Change) -> Void) {
         guard let advert = ArcusAdvertisement(advertisingData: device.advertisingData), advert.belongs(toMesh: meshHash) else { return }
+        // Every peer's signal, whichever side dials.
+        if let rssi = device.rssi { state.withLock { $0.signal[advert.peerPrefix] = (rssi, .now) } }
         // The lower prefix dials: announce only peers whose prefix is above ours (not ourselves).
         guard advertisement.peerPrefix.lexicographicallyPrecedes(advert.peerPrefix) else { return }
         let address = Self.address(device.address, type: device.addressType, psm: advert.psm)
