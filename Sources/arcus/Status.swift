@@ -113,7 +113,7 @@ struct StatusSummary {
     }
 
     static func count(_ number: Int, _ noun: String) -> String {
-        "\(number) \(noun)\(number == 1 ? "" : "s")"
+        "\(Self.number(number)) \(noun)\(number == 1 ? "" : "s")"
     }
 
     static func duration(_ seconds: Double) -> String {

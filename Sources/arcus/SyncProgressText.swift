@@ -21,13 +21,18 @@ struct SubscriptionProgress: Decodable {
     /// One peer's part: "caught up: 2,100 documents, 1.3 MB" or "1,200 documents, 800 kB
     /// received, about 900 documents, 600 kB to go (57%)".
     static func describe(_ peer: Peer) -> String {
-        let received = "\(StatusSummary.number(peer.documentsReceived)) documents, \(StatusSummary.bytes(peer.bytesReceived))"
+        let received = "\(Self.documents(peer.documentsReceived)), \(StatusSummary.bytes(peer.bytesReceived))"
         if peer.caughtUp { return "caught up: \(received) received" }
         guard let documents = peer.documentsToGo, let bytes = peer.bytesToGo else {
             return "\(received) received, waiting for the peer to say what is left"
         }
         let percent = peer.fraction.map { " (\(Int(($0 * 100).rounded(.down)))%)" } ?? ""
-        return "\(received) received, about \(StatusSummary.number(documents)) documents, \(StatusSummary.bytes(bytes)) to go\(percent)"
+        return "\(received) received, about \(Self.documents(documents)), \(StatusSummary.bytes(bytes)) to go\(percent)"
+    }
+
+    /// "1 document", "20,000 documents".
+    static func documents(_ count: Int) -> String {
+        "\(StatusSummary.number(count)) document\(count == 1 ? "" : "s")"
     }
 
     /// All peers together, for one line of `arcus subscribe --wait`.

@@ -61,7 +61,8 @@ enum StatusPage {
         .figure span { font-size: 12px; color: var(--muted); }
         #activity { width: 100%; height: 44px; display: block; margin-top: 8px; }
         progress { width: 120px; height: 10px; vertical-align: middle; margin-right: 8px; accent-color: var(--loopback); }
-        td.progress { font-variant-numeric: tabular-nums; }
+        td.progress { white-space: normal; font-variant-numeric: tabular-nums; }
+        td.progress div { font-size: 12px; color: var(--muted); }
         @media (max-width: 820px) { main { grid-template-columns: 1fr; } }
         </style>
         </head>
@@ -149,6 +150,9 @@ enum StatusPage {
         };
         const figure = (value, label) => { const div = html("div", { class: "figure" }); div.append(html("b", {}, value), html("span", {}, label)); return div; };
         const placeholder = (text, columns) => row(html("td", { class: "empty", colspan: columns }, text));
+        const plural = (n, noun) => `${n.toLocaleString("en")} ${noun}${n === 1 ? "" : "s"}`;
+        // "pump-1 (983ba99ce722a5db)" → "pump-1": the id is in the peers table.
+        const peerName = (label) => label.replace(/ \([0-9a-f]+\)$/, "");
 
         function drawMesh(status) {
           const graph = status.graph, peers = graph.peers;
@@ -221,9 +225,9 @@ enum StatusPage {
               const done = html("td", { class: "progress" });
               const bar = html("progress", p.fraction == null ? { max: 1 } : { max: 1, value: p.fraction });
               const left = p.caught_up ? "caught up" : p.documents_to_go == null ? "waiting for the peer's count"
-                : `about ${p.documents_to_go} documents, ${bytes(p.bytes_to_go)} to go`;
-              done.append(bar, `${p.documents_received} documents, ${bytes(p.bytes_received)} · ${left}`);
-              const tr = row(cell(`from ${p.label}`, "muted"), done);
+                : `about ${plural(p.documents_to_go, "document")}, ${bytes(p.bytes_to_go)} to go`;
+              done.append(bar, html("div", {}, `${plural(p.documents_received, "document")}, ${bytes(p.bytes_received)} · ${left}`));
+              const tr = row(cell(`from ${peerName(p.label)}`, "muted"), done);
               tr.setAttribute("data-sync", `${s.id} ${p.peer}`);
               subscriptions.push(tr);
             }
@@ -232,17 +236,17 @@ enum StatusPage {
           const fetches = (status.attachments || []).map((f) => {
             const done = html("td", { class: "progress" });
             done.append(html("progress", f.total_bytes ? { max: f.total_bytes, value: f.bytes_fetched } : { max: 1 }),
-              `${bytes(f.bytes_fetched)} of ${f.total_bytes == null ? "?" : bytes(f.total_bytes)}`);
-            const tr = row(cell(short(f.hash), "mono"), cell(f.state + (f.source ? ` from ${f.source}` : "")), done);
+              html("div", {}, `${bytes(f.bytes_fetched)} of ${f.total_bytes == null ? "?" : bytes(f.total_bytes)}`));
+            const tr = row(cell(short(f.hash), "mono"), cell(f.state + (f.source ? ` from ${peerName(f.source)}` : "")), done);
             tr.setAttribute("data-attachment", f.hash);
             return tr;
           });
           document.getElementById("attachments").replaceChildren(...(fetches.length ? fetches : [placeholder("none under way", 3)]));
           const store = status.store;
           document.getElementById("store").replaceChildren(
-            figure(store.documents == null ? "–" : String(store.documents), "documents"), figure(bytes(store.bytes), "database files"),
+            figure(store.documents == null ? "–" : store.documents.toLocaleString("en"), "documents"), figure(bytes(store.bytes), "database files"),
             figure(String((store.collections || []).length), "collections"));
-          const collections = (store.collections || []).map((c) => row(cell(c.name), cell(String(c.documents), "number")));
+          const collections = (store.collections || []).map((c) => row(cell(c.name), cell(c.documents.toLocaleString("en"), "number")));
           document.getElementById("collections").replaceChildren(...(store.error ? [placeholder(store.error, 2)] : collections));
         }
 
