@@ -128,8 +128,7 @@ struct Attachment: AsyncParsableCommand {
 /// otherwise a line at most each second.
 struct ProgressReporter {
     let hash: String
-    private var lastLine: ContinuousClock.Instant?
-    private var shown = false
+    private var line = Terminal.ProgressLine()
 
     init(hash: String) { self.hash = hash }
 
@@ -141,18 +140,11 @@ struct ProgressReporter {
         if case .int(let n)? = status["total_bytes"] { total = n }
         var state = "fetching"
         if case .string(let text)? = status["state"] { state = text }
-        let line = Self.line(hash: hash, state: state, fetched: fetched, total: total)
-        if Terminal.isInteractive {
-            Terminal.writeError("\r\(line)\u{1B}[K")
-            shown = true
-        } else if lastLine.map({ ContinuousClock.now - $0 >= .seconds(1) }) ?? true {
-            Terminal.writeError(line + "\n")
-            lastLine = .now
-        }
+        line.show(Self.line(hash: hash, state: state, fetched: fetched, total: total))
     }
 
     mutating func finish(bytes: Int64, file: String) {
-        if shown { Terminal.clearProgress() }
+        Terminal.clearProgress()
         Terminal.writeError("wrote \(Self.size(bytes)) to \(file)\n")
     }
 
@@ -163,17 +155,7 @@ struct ProgressReporter {
         return "fetching \(hash.prefix(8))…: \(size(fetched)) of \(size(total)) (\(percent)%)\(waiting)"
     }
 
-    static func size(_ bytes: Int64) -> String {
-        if bytes < 1_000 { return "\(bytes) B" }
-        let units = ["kB", "MB", "GB", "TB"]
-        var value = Double(bytes) / 1_000
-        var unit = 0
-        while value >= 1_000 && unit < units.count - 1 {
-            value /= 1_000
-            unit += 1
-        }
-        return String(format: "%.1f %@", value, units[unit])
-    }
+    static func size(_ bytes: Int64) -> String { StatusSummary.bytes(Int(clamping: bytes)) }
 }
 
 /// `arcus attachment list`: one row per fetch.
@@ -199,10 +181,6 @@ struct AttachmentFetchTable {
             }
             rows.append([string("hash"), string("state"), string("bytes_fetched"), string("total_bytes"), string("source")])
         }
-        let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        text = rows.map { row in
-            zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
-                .trimmingCharacters(in: .whitespaces)
-        }.joined(separator: "\n")
+        text = StatusSummary.columns(rows).joined(separator: "\n")
     }
 }

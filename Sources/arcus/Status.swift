@@ -147,7 +147,8 @@ struct StatusSummary {
         return unit == 0 ? "\(count) B" : String(format: "%.1f", value) + " " + units[unit]
     }
 
-    private static func columns(_ rows: [[String]]) -> [String] {
+    /// Rows as aligned columns, two spaces apart, without trailing blanks.
+    static func columns(_ rows: [[String]]) -> [String] {
         let widths = (0..<(rows.first?.count ?? 0)).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
             zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")

@@ -70,7 +70,7 @@ struct InitialSyncProgress {
 
     func wait() async throws(CommandError) {
         let start = ContinuousClock.now
-        var lastLine = ContinuousClock.now - .seconds(10)
+        var line = Terminal.ProgressLine()
         while true {
             let progress = try await current()
             let peers = progress.sync ?? []
@@ -82,12 +82,7 @@ struct InitialSyncProgress {
                     + "\(StatusSummary.number(documents)) documents, \(StatusSummary.bytes(bytes)) received in \(String(format: "%.1f", seconds)) s\n")
                 return
             }
-            if Terminal.isInteractive {
-                Terminal.writeError("\r\(progress.summary)\u{1B}[K")
-            } else if ContinuousClock.now - lastLine >= .seconds(1) {
-                Terminal.writeError(progress.summary + "\n")
-                lastLine = .now
-            }
+            line.show(progress.summary)
             if let timeout, ContinuousClock.now - start > .seconds(timeout) {
                 Terminal.clearProgress()
                 throw CommandError("""

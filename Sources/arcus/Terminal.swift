@@ -15,6 +15,25 @@ enum Terminal {
         }
     }
 
+    /// A line of progress that changes as work goes on: redrawn in place on a terminal,
+    /// otherwise written at most once a second (a log keeps every line).
+    struct ProgressLine {
+        private var lastWritten: ContinuousClock.Instant?
+
+        init() {}
+
+        mutating func show(_ text: String) {
+            if Terminal.isInteractive {
+                Terminal.writeError("\r\(text)\u{1B}[K")
+                return
+            }
+            let now = ContinuousClock.now
+            if let lastWritten, now - lastWritten < .seconds(1) { return }
+            lastWritten = now
+            Terminal.writeError(text + "\n")
+        }
+    }
+
     static func clearProgress() {
         if isInteractive { writeError("\r\u{1B}[K") }
     }
