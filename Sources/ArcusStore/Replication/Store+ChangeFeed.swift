@@ -59,8 +59,9 @@ extension Store {
         }
     }
 
-    /// A row's bytes: its state and its JSON, whichever it keeps.
-    static let storedBytesSQL = "ifnull(length(state), 0) + ifnull(length(json), 0)"
+    /// A row's bytes: its state and its JSON, whichever it keeps. (`length` of text counts
+    /// characters, walking the string; of a blob it reads the stored size.)
+    static let storedBytesSQL = "ifnull(length(state), 0) + ifnull(length(CAST(json AS BLOB)), 0)"
 
     /// The documents whose latest change lies after `position` and at or before `end`, and
     /// their bytes as stored: what a backfill over that stretch of the log has to go through.
