@@ -247,6 +247,24 @@ struct AgentAttachmentTests {
         #expect(document.body.contains("\"thumb\":{\"_attachment\":\"\(hash)\""), "\(document.body)")
         #expect(agent.stop() == 0)
     }
+
+    @Test("an upload a crash cut off leaves a staging file, which the agent removes when it next starts; nothing else goes")
+    func leftoverUploadRemovedAtStart() async throws {
+        let scratch = try MeshScratch("attachment-leftover")
+        defer { scratch.remove() }
+        let data = scratch.data("a")
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+        let leftover = (data as NSString).appendingPathComponent(".upload-2F1C")
+        let unrelated = (data as NSString).appendingPathComponent("notes.txt")
+        try Data(repeating: 7, count: 10_000).write(to: URL(fileURLWithPath: leftover))
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: unrelated))
+        let agent = try await RunningAgent.launch(data: data, ["--config", scratch.config.path, "--transports", "loopback"])
+        defer { agent.stop() }
+        #expect(!FileManager.default.fileExists(atPath: leftover))
+        #expect(FileManager.default.fileExists(atPath: unrelated))
+        #expect(agent.log.contains("removed 1 partial upload(s)"), "\(agent.log)")
+        #expect(agent.stop() == 0)
+    }
 }
 
 /// Reading the JSON answers.

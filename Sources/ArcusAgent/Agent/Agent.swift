@@ -54,6 +54,8 @@ public final class Agent: Service, Sendable {
         } catch {
             throw CommandError("cannot open the store in \(configuration.dataDirectory): \(error)")
         }
+        // The store holds the directory's lock: no upload of this directory is under way.
+        AgentHTTPAPI.removeLeftoverUploads(in: configuration.dataDirectory, logger: logger)
         do {
             identity = try PeerIdentity.load(orCreateAt: directory.appendingPathComponent("identity"))
         } catch {

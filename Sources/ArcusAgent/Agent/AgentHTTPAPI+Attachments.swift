@@ -3,6 +3,7 @@ import ArcusStore
 import ArcusSync
 import Foundation
 import Hummingbird
+import Logging
 import NIOCore
 
 /// Attachments through the HTTP API (Docs/Agent.md, "Attachments"): upload a blob into a
@@ -50,7 +51,7 @@ extension AgentHTTPAPI {
             throw APIError(.contentTooLarge, "the attachment has \(length) bytes; at most \(maximumAttachmentBytes) are taken")
         }
 
-        let staging = URL(fileURLWithPath: agent.configuration.dataDirectory).appendingPathComponent(".upload-\(UUID().uuidString)")
+        let staging = URL(fileURLWithPath: agent.configuration.dataDirectory).appendingPathComponent(uploadPrefix + UUID().uuidString)
         defer { try? FileManager.default.removeItem(at: staging) }
         guard FileManager.default.createFile(atPath: staging.path, contents: nil), let output = try? FileHandle(forWritingTo: staging) else {
             throw APIError(.internalServerError, "cannot write \(staging.path): check that the data directory is writable and has room")
@@ -91,6 +92,21 @@ extension AgentHTTPAPI {
         var answer: [String: Value] = ["collection": .string(collection), "id": .string(id), "field": .string(field)]
         if case .object(let fields) = token.value { answer.merge(fields) { current, _ in current } }
         return JSONResponse.make(Value.object(answer).jsonString, status: .created)
+    }
+
+    /// Names of the files uploads are received into, in the data directory.
+    static let uploadPrefix = ".upload-"
+
+    /// Removes what uploads cut off by a crash left (at start, when the agent holds the data
+    /// directory's lock, so no upload is under way); logs how many.
+    static func removeLeftoverUploads(in dataDirectory: String, logger: Logger) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: dataDirectory)) ?? []
+        let leftovers = names.filter { $0.hasPrefix(uploadPrefix) }
+        var removed = 0
+        for name in leftovers where (try? FileManager.default.removeItem(atPath: (dataDirectory as NSString).appendingPathComponent(name))) != nil {
+            removed += 1
+        }
+        if removed > 0 { logger.info("removed \(removed) partial upload(s) an earlier run left in \(dataDirectory)") }
     }
 
     private static func parameter(_ value: String?, _ name: String, example: String) throws -> String {
