@@ -125,19 +125,18 @@ extension AgentHTTPAPI {
         guard hashHex.count == 64, hashHex.allSatisfy(\.isHexDigit), let hash = AttachmentToken.hash(hex: hashHex) else {
             throw APIError(.badRequest, "\(hashHex.debugDescription) is not an attachment hash: give the 64 hex digits of \"_attachment\" in the document")
         }
-        let referencing: Set<String>
+        // The token's length, from a document that holds it: the fetch then checks the peer's.
+        let token: AttachmentToken?
         do {
-            referencing = try agent.store.collectionsReferencing(attachmentHash: hash)
+            token = try agent.store.referencedAttachment(hash: hash)
         } catch {
             throw APIError(.internalServerError, "could not look up which documents reference attachment \(hashHex): \(error)")
         }
-        guard !referencing.isEmpty else {
+        guard let token else {
             throw APIError(.notFound, "no document in this store references attachment \(hashHex); sync the document that holds it first (arcus subscribe)")
         }
         if let length = agent.store.attachmentLength(hash: hash) { return blob(hash, length: length, store: agent.store) }
-        // The token's length, from a document that holds it: the fetch then checks the peer's.
-        let length = try? agent.store.referencedAttachmentLength(hash: hash)
-        switch agent.attachmentDownloads.start(hashHex, hash: hash, length: length, engine: agent.engine) {
+        switch agent.attachmentDownloads.start(hashHex, hash: hash, length: token.length, engine: agent.engine) {
         case .failed(let message):
             throw APIError(.badGateway, "fetching attachment \(hashHex) failed: \(message); ask again to retry")
         case .running:
@@ -145,14 +144,10 @@ extension AgentHTTPAPI {
         }
         // The fetch may have completed meanwhile.
         if let length = agent.store.attachmentLength(hash: hash) { return blob(hash, length: length, store: agent.store) }
-        let fetch = agent.engine.attachmentFetches.first { $0.hashHex == hashHex }
-        let state = fetch?.state == .waiting || fetch == nil ? "waiting" : "fetching"
-        let total = fetch?.totalBytes ?? length
-        return JSONResponse.make(Value.object([
-            "hash": .string(hashHex), "state": .string(state),
-            "bytes_fetched": .int(fetch?.bytesFetched ?? agent.store.receivedAttachmentBytes(hash: hash)),
-            "total_bytes": total.map { .int($0) } ?? .null,
-        ]).jsonString, status: .accepted)
+        // Not yet listed (the fetch's task has not asked anyone yet): waiting.
+        let fetch = agent.engine.attachmentFetches.first { $0.hashHex == hashHex } ?? AttachmentFetchStatus(
+            hashHex: hashHex, bytesFetched: agent.store.receivedAttachmentBytes(hash: hash), totalBytes: token.length, source: nil, state: .waiting)
+        return JSONResponse.make(fetch.json.jsonString, status: .accepted)
     }
 
     /// The blob's bytes, read from the store a piece at a time as the client takes them.

@@ -92,10 +92,13 @@ public enum AgentHTTPAPI {
         addAttachmentRoutes(to: router, agent: agent)
     }
 
-    static func json(_ entry: ArcusSync.SyncEngine.SubscriptionEntry) -> Value {
+    static func json(_ entry: ArcusSync.SyncEngine.SubscriptionEntry) -> Value { .object(fields(entry)) }
+
+    /// A subscription's number, query and arguments (those it has).
+    static func fields(_ entry: ArcusSync.SyncEngine.SubscriptionEntry) -> [String: Value] {
         var object: [String: Value] = ["id": .int(Int64(entry.id)), "query": .string(entry.query.text)]
         if !entry.query.arguments.isEmpty { object["args"] = .object(entry.query.arguments) }
-        return .object(object)
+        return object
     }
 
     // MARK: - Request bodies

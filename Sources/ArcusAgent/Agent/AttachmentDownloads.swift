@@ -63,14 +63,6 @@ final class AttachmentDownloads: Sendable {
         }
     }
 
-    /// Whether a fetch of the blob is under way.
-    func isRunning(_ hashHex: String) -> Bool {
-        state.withLock { state in
-            if case .running? = state.entries[hashHex] { return true }
-            return false
-        }
-    }
-
     /// Cancels every fetch (the bytes that arrived stay in the store for the next run) and
     /// refuses new ones.
     func cancelAll() {

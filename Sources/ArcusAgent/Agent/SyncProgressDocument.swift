@@ -6,7 +6,7 @@ import ArcusSync
 /// what it has, what the peer says is still to come, whether it is caught up.
 enum SubscriptionDocument {
     static func json(_ entry: SyncEngine.SubscriptionEntry, progress: [SubscriptionSyncProgress]) -> Value {
-        guard case .object(var object) = AgentHTTPAPI.json(entry) else { return AgentHTTPAPI.json(entry) }
+        var object = AgentHTTPAPI.fields(entry)
         let mine = progress.filter { $0.subscriptionID == entry.id }
         object["sync"] = .array(mine.map(\.json))
         object["caught_up"] = .bool(!mine.isEmpty && mine.allSatisfy(\.caughtUp))
