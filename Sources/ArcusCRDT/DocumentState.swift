@@ -98,7 +98,7 @@ public struct DocumentState: Sendable {
         delta.values = values
         delta.attachments = attachments
         delta.cells.reserveCapacity(cells.count)
-        _ = filter(cells.indices, depth: 0, into: &delta.cells) { !version.contains($0) }
+        _ = filter(cells.indices, depth: 0, into: &delta.cells) { !version.contains($0.event) }
         return delta.cells.isEmpty ? nil : delta
     }
 
@@ -111,17 +111,17 @@ public struct DocumentState: Sendable {
         part.values = values
         part.attachments = attachments
         part.cells.reserveCapacity(cells.count)
-        _ = filter(cells.indices, depth: 0, into: &part.cells) { version.contains($0) }
+        _ = filter(cells.indices, depth: 0, into: &part.cells) { version.contains($0.event) }
         return part
     }
 
-    /// Appends the cells in `range` (a map at `depth`) whose event `keep` accepts, with the field
-    /// cells that lead to them; returns whether any was appended.
-    private func filter(_ range: Range<Int>, depth: UInt8, into out: inout [Cell], keep: (Stamp) -> Bool) -> Bool {
+    /// Appends the cells in `range` (a map at `depth`) that `keep` accepts, with the field cells
+    /// that lead to them; returns whether any was appended.
+    func filter(_ range: Range<Int>, depth: UInt8, into out: inout [Cell], keep: (Cell) -> Bool) -> Bool {
         var any = false
         var i = range.lowerBound
         if i < range.upperBound, cells[i].kind == .marker {
-            if keep(cells[i].event) { out.append(cells[i]); any = true }
+            if keep(cells[i]) { out.append(cells[i]); any = true }
             i += 1
         }
         while i < range.upperBound {
@@ -129,7 +129,7 @@ public struct DocumentState: Sendable {
             let mark = out.count
             out.append(cells[i])
             var kept = false
-            for j in span.field + 1..<span.nested.lowerBound where keep(cells[j].event) {
+            for j in span.field + 1..<span.nested.lowerBound where keep(cells[j]) {
                 out.append(cells[j])
                 kept = true
             }

@@ -46,6 +46,12 @@ extension EncodingContext {
             w.writeVarint(missing.subscriptionID)
             w.writeVarint(missing.keys.count)
             for key in missing.keys { writeKey(key, to: &w) }
+        case .credentials(let credentials):
+            w.writeVarint(credentials.items.count)
+            for item in credentials.items {
+                w.writeVarint(UInt64(item.kind))
+                w.writeLengthPrefixed(item.bytes)
+            }
         }
     }
 
@@ -263,6 +269,16 @@ extension DecodingContext {
                 keys.append(key)
             }
             return .missing(MissingDocuments(subscriptionID: id, keys: keys))
+        case .credentials:
+            let count = try r.readCount("credentials", limit: Credentials.maximumItems, minimumItemSize: 2)
+            var items: [Credentials.Item] = []
+            items.reserveCapacity(count)
+            for _ in 0..<count {
+                let kind = try r.readVarint()
+                guard kind <= UInt64(UInt8.max) else { throw .invalidValue("credential kind \(kind) out of range") }
+                items.append(Credentials.Item(kind: UInt8(kind), bytes: try r.readLengthPrefixed(limit: Credentials.maximumItemBytes)))
+            }
+            return .credentials(Credentials(items: items))
         }
     }
 

@@ -12,6 +12,7 @@ public enum SyncMessage: Sendable, Equatable {
     case attachmentChunk(AttachmentChunk)
     case error(SyncError)
     case missing(MissingDocuments)
+    case credentials(Credentials)
 
     public var type: MessageType {
         switch self {
@@ -25,12 +26,13 @@ public enum SyncMessage: Sendable, Equatable {
         case .attachmentChunk: return .attachmentChunk
         case .error: return .error
         case .missing: return .missing
+        case .credentials: return .credentials
         }
     }
 }
 
 public enum MessageType: UInt8, Sendable, CaseIterable {
-    case hello = 1, subscribe, unsubscribe, summary, deltaBatch, ack, attachmentRequest, attachmentChunk, error, missing
+    case hello = 1, subscribe, unsubscribe, summary, deltaBatch, ack, attachmentRequest, attachmentChunk, error, missing, credentials
 }
 
 /// The first message on a session: who is speaking and what it can do.
@@ -177,6 +179,42 @@ public struct AttachmentRequest: Sendable, Equatable {
         self.chunkSize = chunkSize
         self.hops = hops
     }
+}
+
+/// Credentials the sender passes on, opaque to sync: the certificates of the writers whose events
+/// it is about to send, so that the receiver can check what each was allowed to write whoever
+/// relays it, and the mesh authority's latest revocation list. The engine hands them to its
+/// `SyncOrigins`, which checks them; sent only to peers whose hello lists `capability`.
+public struct Credentials: Sendable, Equatable {
+    public enum Kind: UInt8, Sendable {
+        case certificate = 1
+        case revocations = 2
+    }
+
+    public struct Item: Sendable, Equatable {
+        /// A kind this side does not know is kept as its raw value and ignored by the engine.
+        public var kind: UInt8
+        public var bytes: [UInt8]
+
+        public init(kind: UInt8, bytes: [UInt8]) {
+            self.kind = kind
+            self.bytes = bytes
+        }
+
+        public init(_ kind: Kind, bytes: [UInt8]) { self.init(kind: kind.rawValue, bytes: bytes) }
+    }
+
+    public var items: [Item]
+
+    public init(items: [Item]) { self.items = items }
+
+    /// Most items in one message, and most bytes in one item (a certificate takes at most
+    /// about 17 KB; a revocation list of 2,000 peers about 32 KB).
+    public static let maximumItems = 64
+    public static let maximumItemBytes = 64 << 10
+
+    /// The hello capability of a peer that reads credentials.
+    public static let capability = "credentials"
 }
 
 /// "I lack these documents of the subscription, though the summary that follows says I have

@@ -22,6 +22,8 @@ public final class SyncEngine: Sendable {
         public var batchSize: Int? = nil
         /// Documents each session remembers the peer has (so nothing is echoed back to it).
         public var sessionMemory = 100_000
+        /// Who may have written what (see `SyncOrigins`); nil takes every writer's events.
+        public var origins: (any SyncOrigins)? = nil
         /// Where the engine reports what a person running it may need to know.
         public var log: @Sendable (SyncLogLevel, String) -> Void = { _, _ in }
 

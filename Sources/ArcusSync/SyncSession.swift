@@ -201,6 +201,7 @@ public actor SyncSession {
         case .attachmentChunk(let chunk): try receivedAttachmentChunk(chunk)
         case .error(let error): try receivedError(error)
         case .missing(let missing): try receivedMissing(missing)
+        case .credentials(let credentials): engine.options.origins?.receive(credentials.items, from: peerDescription)
         }
     }
 

@@ -112,3 +112,50 @@ struct StoreRecoveryTests {
         #expect(table == t.store.version)
     }
 }
+
+/// An agent opens its store with the site its identity names (`Store.Options.site`); a store
+/// made before that, with a random site, takes the new one for later writes and loses nothing.
+@Suite("Changing a store's site")
+struct StoreSiteChangeTests {
+    @Test("documents written under the old site keep it, later writes take the new one, and the version keeps both")
+    func resite() throws {
+        let directory = StoreRecoveryTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var before: [DocumentKey: DocumentState] = [:]
+        let old: SiteID
+        do {
+            let store = try Store(directory: directory)
+            old = store.site
+            try store.collection("cars").upsert(["_id": "created", "make": "toyota"])
+            try store.collection("cars").upsert(["_id": "changed", "make": "fiat"])
+            try store.collection("cars").findByID("changed").update { $0["make"].set("lancia") }
+            try store.write { tx in
+                for id in ["created", "changed"] {
+                    let key = DocumentKey(collection: "cars", id: .string(id))
+                    before[key] = try tx.load(DocumentRows.RowID(key))
+                }
+            }
+        }
+        #expect(try StoreRecoveryTests.stateColumnTypes(directory)["\"created\""] == "integer")
+
+        let new = SiteID(0x0123_4567_89ab_cdef)
+        var options = Store.Options()
+        options.site = new
+        do {
+            let store = try Store(directory: directory, options: options)
+            #expect(store.site == new)
+            try store.write { tx in
+                for (key, state) in before {
+                    let loaded = try tx.load(DocumentRows.RowID(key))
+                    #expect(loaded == state, "\(key) changed when the site did")
+                }
+            }
+            #expect(store.version[old] != nil, "the old site's events are still counted")
+            try store.collection("cars").upsert(["_id": "later", "make": "saab"])
+            let later = try store.changes(after: 0, since: .empty).batch.documents.first { $0.key.id == .string("later") }
+            #expect(later?.state.version[new] != nil && later?.state.version[old] == nil)
+        }
+        // Opening again without a site keeps the one it has.
+        #expect(try Store(directory: directory).site == new)
+    }
+}

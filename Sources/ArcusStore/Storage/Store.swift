@@ -37,6 +37,11 @@ public final class Store: Sendable {
         public var synchronous: Synchronous = .normal
         /// Injectable wall clock (milliseconds since 1970), for tests and replays.
         public var physicalClock: HybridLogicalClock.PhysicalClock = HybridLogicalClock.wallClock
+        /// The site this store's writes are stamped with; nil keeps the one the store has (a
+        /// random one for a new store). An agent passes the site its identity key names, so
+        /// that every peer can tell whose writes are whose from the writer's credential; a store
+        /// made before that takes the new site for its later writes (its earlier ones keep theirs).
+        public var site: SiteID? = nil
 
         public enum Synchronous: String, Sendable { case normal = "NORMAL", full = "FULL" }
 
@@ -79,11 +84,19 @@ public final class Store: Sendable {
         let (site, version, latest, lastSequence, checkpoint) = try writer.write { db -> (SiteID, VersionVector, Timestamp, Int64, Int64) in
             let site: SiteID
             // Stored as the Int64 with the same bits: SQLite integers are signed.
-            if let raw = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'site'") {
-                site = SiteID(UInt64(bitPattern: raw))
-            } else {
-                site = SiteID.random()
-                try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('site', ?)", arguments: [Int64(bitPattern: site.rawValue)])
+            let stored = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'site'").map {
+                SiteID(UInt64(bitPattern: $0))
+            }
+            site = options.site ?? stored ?? SiteID.random()
+            if site != stored {
+                if let stored {
+                    // The version vector counts the old site's latest events from their documents
+                    // (see SiteVersions.recover): complete it while the old site is still known.
+                    let (version, _) = try SiteVersions.recover(db, site: stored)
+                    try SiteVersions.checkpoint(version, through: try Int64.fetchOne(db, sql: "SELECT max(seq) FROM document") ?? 0, db)
+                    try Self.resite(db, from: stored)
+                }
+                try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('site', ?)", arguments: [Int64(bitPattern: site.rawValue)])
             }
             let sequence = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM document") ?? 0
             let (version, latest) = try SiteVersions.recover(db, site: site)
@@ -102,6 +115,27 @@ public final class Store: Sendable {
         versionCheckpoint = Mutex(checkpoint)
         sequence = Mutex(lastSequence)
         attachmentFiles = AttachmentFiles(directory: directory?.appendingPathComponent("attachments"))
+    }
+
+    /// Before a store's site changes: documents stored as the creation time of one local write
+    /// (their site implied by the store's) are stored whole, so they keep the site they were
+    /// written with. Runs once, in the transaction that changes the site.
+    private static func resite(_ db: Database, from old: SiteID) throws {
+        var encoder = StateEncoder()
+        let batch = "SELECT collection, id, state, json FROM document WHERE typeof(state) = 'integer' LIMIT 1000"
+        // In batches, so a large store is not read into memory at once: each batch leaves the query.
+        while case let rows = try Row.fetchAll(db, sql: batch), !rows.isEmpty {
+            for row in rows {
+                let key = DocumentKey(collection: row[0], id: try Value(json: row[1] as String))
+                let state = try DocumentRows.decode(row[2], json: row[3], key, site: old)
+                try encoder.encode(state) { bytes in
+                    try db.execute(
+                        sql: "UPDATE document SET state = ? WHERE collection = ? AND id = ?",
+                        arguments: [Data(bytes), row[0] as String, row[1] as String]
+                    )
+                }
+            }
+        }
     }
 
     // MARK: - Clock and change log
