@@ -28,6 +28,8 @@ public final class Store: Sendable {
     let hooks = CommitHooks()
     let indexes: Mutex<[FieldIndex]>
     let attachmentFiles: AttachmentFiles
+    /// This device's wall clock (`Options.physicalClock`).
+    let physicalClock: HybridLogicalClock.PhysicalClock
     /// Used by writes only, so uncontended: one writer at a time.
     let stateEncoder = Mutex(StateEncoder())
 
@@ -111,6 +113,7 @@ public final class Store: Sendable {
         indexes = Mutex(try writer.read { try FieldIndex.all($0) })
         // Above every event stored, local or merged: stamps never repeat or go back after a restart.
         clock = Mutex(HybridLogicalClock(last: latest, physical: options.physicalClock))
+        physicalClock = options.physicalClock
         versionVector = Mutex(version)
         versionCheckpoint = Mutex(checkpoint)
         sequence = Mutex(lastSequence)
