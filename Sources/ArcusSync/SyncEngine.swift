@@ -24,6 +24,9 @@ public final class SyncEngine: Sendable {
         public var sessionMemory = 100_000
         /// Who may have written what (see `SyncOrigins`); nil takes every writer's events.
         public var origins: (any SyncOrigins)? = nil
+        /// Whether this store's credential lets it pass on other writers' events. When not, it
+        /// serves its own events only and vouches for nothing else: its peers would refuse them.
+        public var relays = true
         /// Where the engine reports what a person running it may need to know.
         public var log: @Sendable (SyncLogLevel, String) -> Void = { _, _ in }
 
@@ -37,7 +40,10 @@ public final class SyncEngine: Sendable {
 
     /// The hello every session of this engine starts with.
     public var hello: Hello {
-        Hello(peerID: peerID, protocolVersion: SyncSession.protocolVersion, capabilities: [SyncBacklog.capability], name: options.name)
+        Hello(
+            peerID: peerID, protocolVersion: SyncSession.protocolVersion,
+            capabilities: [SyncBacklog.capability] + (options.origins == nil ? [] : [Credentials.capability]), name: options.name
+        )
     }
 
     struct State {
@@ -51,6 +57,8 @@ public final class SyncEngine: Sendable {
     let attachments: AttachmentFetches
     let progress = SyncProgressTracker()
     private let hooks = Mutex<[ChangeListener]>([])
+    /// Per peer (its key), the writers whose credentials it was given (see `credentialsToGive`).
+    private let credentialsGiven = Mutex<[String: Set<SiteID>]>([:])
     /// Active subscriptions whose documents were evicted: announced again after the commit.
     private let reannounce = Mutex<Set<UInt64>>([])
 
@@ -294,6 +302,25 @@ public final class SyncEngine: Sendable {
         } catch {
             options.log(.warning, "could not record that evicted documents of subscription \(id) came back: \(error)")
         }
+    }
+
+    // MARK: - Credentials passed on
+
+    /// Of `writers`, those whose credentials the peer was not given yet; they count as given
+    /// from now on. Kept across the peer's sessions (a credential is a few hundred bytes, and a
+    /// peer keeps what it was given); forgotten when the peer turns out to have lost what it had.
+    func credentialsToGive(_ writers: Set<SiteID>, to peer: String) -> Set<SiteID> {
+        guard !writers.isEmpty else { return [] }
+        return credentialsGiven.withLock { given in
+            let new = writers.subtracting(given[peer, default: []])
+            given[peer, default: []].formUnion(new)
+            return new
+        }
+    }
+
+    /// The peer lost what it had (its summary says so): it is given every credential again.
+    func forgetCredentialsGiven(to peer: String) {
+        _ = credentialsGiven.withLock { $0.removeValue(forKey: peer) }
     }
 
     // MARK: - Sessions

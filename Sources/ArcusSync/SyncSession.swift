@@ -87,6 +87,12 @@ public actor SyncSession {
     var announcedAfter: [UInt64: UInt64] = [:]
     /// Per document, events the peer is known to have (it sent them, or was sent them).
     var peerHas: [DocumentKey: VersionVector] = [:]
+    /// Refusals not yet logged (see `report`).
+    var refusalLog = RefusalLog()
+    /// Whether the peer reads `credentials` messages (its hello says so).
+    var peerReadsCredentials = false
+    /// A batch produced after the credentials that go ahead of it, which were sent first.
+    var heldBatch: DeltaBatch?
     /// Attachment ranges the peer asked for, served in order.
     var chunkRequests: [AttachmentRequest] = []
 
@@ -212,11 +218,13 @@ public actor SyncSession {
                                   message: "this peer speaks sync protocol \(Self.protocolVersion), not \(hello.protocolVersion)")))
             throw SyncProtocolError("the peer speaks sync protocol \(hello.protocolVersion); this one speaks \(Self.protocolVersion)")
         }
-        guard !hello.peerID.isEmpty, hello.peerID != engine.peerID else {
-            throw SyncProtocolError(hello.peerID.isEmpty ? "an empty peer id" : "the peer has this store's own id")
+        // The peer id is the peer's site: its writes are its own by it, so it is never optional.
+        guard let site = SiteID(peerID: hello.peerID) else {
+            throw SyncProtocolError("the peer id is \(hello.peerID.count) bytes; a sync peer id is a site id, 8 bytes")
         }
+        guard hello.peerID != engine.peerID else { throw SyncProtocolError("the peer has this store's own id") }
         peerID = hello.peerID
-        peerSite = SiteID(peerID: hello.peerID)
+        peerSite = site
         // Neither side sends anything after its hello until it has the other's: from here on
         // each direction knows both sites (the speaker's own went in with its hello), so
         // version vectors and stamps name either in a byte.
@@ -224,6 +232,10 @@ public actor SyncSession {
         decoder.context.intern(engine.store.site)
         peerName = hello.name
         peerReadsBacklog = hello.capabilities.contains(SyncBacklog.capability)
+        peerReadsCredentials = hello.capabilities.contains(Credentials.capability)
+        if peerReadsCredentials, let announcements = engine.options.origins?.announcements, !announcements.isEmpty {
+            send(.credentials(Credentials(items: announcements)))
+        }
         peerKey = hello.peerID.map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
         if pulling {
             for id in engine.activeSubscriptionIDs { announce(now: id) }
@@ -311,8 +323,12 @@ public actor SyncSession {
     private func nextMessage() throws -> SyncMessage? {
         if !control.isEmpty { return control.removeFirst() }
         guard peerID != nil else { return nil }
-        if let batch = try nextBatch(live: true) { return .deltaBatch(batch) }
-        if let batch = try nextBatch(live: false) { return .deltaBatch(batch) }
+        if let batch = heldBatch {
+            heldBatch = nil
+            return .deltaBatch(batch)
+        }
+        if let batch = try nextBatch(live: true) { return credentials(ahead: batch) }
+        if let batch = try nextBatch(live: false) { return credentials(ahead: batch) }
         if let chunk = try nextAttachmentChunk() { return .attachmentChunk(chunk) }
         return nil
     }
@@ -340,6 +356,9 @@ public actor SyncSession {
         }
         if level != .info || peerID != nil {
             engine.options.log(level, "sync session with \(peerDescription) ended: \(reason)")
+        }
+        if let line = refusalLog.due(now: .now, force: true) {
+            engine.options.log(.warning, "\(peerDescription) sent writes this store refused: \(line)")
         }
         engine.totals.withLock { $0.add(statistics) }
         engine.ended(self)

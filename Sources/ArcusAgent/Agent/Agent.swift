@@ -50,17 +50,14 @@ public final class Agent: Service, Sendable {
         self.logger = logger
         let directory = URL(fileURLWithPath: configuration.dataDirectory)
         do {
-            store = try Store(directory: directory)
+            (store, identity) = try DataDirectoryStore.open(directory)
+        } catch let error as IdentityError {
+            throw CommandError("cannot use the identity in \(configuration.dataDirectory): \(error)")
         } catch {
             throw CommandError("cannot open the store in \(configuration.dataDirectory): \(error)")
         }
         // The store holds the directory's lock: no upload of this directory is under way.
         AgentHTTPAPI.removeLeftoverUploads(in: configuration.dataDirectory, logger: logger)
-        do {
-            identity = try PeerIdentity.load(orCreateAt: directory.appendingPathComponent("identity"))
-        } catch {
-            throw CommandError("cannot use the identity in \(configuration.dataDirectory): \(error)")
-        }
         var options = SyncEngine.Options()
         options.name = configuration.name
         options.log = { [logger] level, message in logger.log(level: Logger.Level(level), "\(message)") }

@@ -45,6 +45,9 @@ extension TraceBench {
         func makeReplica() throws -> SessionReplica {
             made += 1
             let connector = secure ? SecureConnector(identity: PeerIdentity(), credential: .sharedSecret(secret)) : nil
+            var options = options
+            // A secure replica's store writes under the site its key names, as an agent's does.
+            options.site = connector.map { SiteID(peer: $0.handshake.identity.peerID) }
             switch storage {
             case .memory: return try SessionReplica(store: try Store(inMemory: options), connector: connector)
             case .sqlite:

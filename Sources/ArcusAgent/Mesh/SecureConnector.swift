@@ -7,7 +7,7 @@ extension SyncPermissions {
     /// What a certificate (or the shared secret: everything) lets a mesh peer do, as the sync
     /// engine enforces it. "*" means every collection in both.
     public init(_ permissions: CollectionPermissions) {
-        self.init(read: permissions.read, write: permissions.write)
+        self.init(read: permissions.read, write: permissions.write, relay: permissions.relay)
     }
 }
 
@@ -16,23 +16,21 @@ extension SyncPermissions {
 ///
 /// For each link: the Noise handshake (identity and credential), then a sync session over the
 /// `SecureLink` whose permissions are the authenticated peer's (`SyncPermissions(_:)`), and
-/// whose sync hello must name the site id bound to that peer (`SyncPeerBindings`,
+/// whose sync hello must name the site the peer's key names (`SiteID(peer:)`,
 /// `AuthenticatedSyncChannel`). A peer that fails the handshake gets no link and no session.
 public struct SecureConnector: Sendable {
     public let handshake: MeshHandshake
-    public let bindings: SyncPeerBindings
     /// The sync hellos peers sent, so that resumed links need not carry them again.
     public let hellos = SyncHelloMemory()
     /// The codec contexts of the last session with each peer, for resumed links to go on from.
     public let codecs = SyncCodecMemory()
 
-    public init(handshake: MeshHandshake, bindings: SyncPeerBindings = SyncPeerBindings()) {
+    public init(handshake: MeshHandshake) {
         self.handshake = handshake
-        self.bindings = bindings
     }
 
-    public init(identity: PeerIdentity, credential: MeshCredential, bindings: SyncPeerBindings = SyncPeerBindings()) {
-        self.init(handshake: MeshHandshake(identity: identity, credential: credential), bindings: bindings)
+    public init(identity: PeerIdentity, credential: MeshCredential) {
+        self.init(handshake: MeshHandshake(identity: identity, credential: credential))
     }
 
     /// A sync session running over one secured link.
@@ -101,7 +99,7 @@ public struct SecureConnector: Sendable {
         let secure = secured.link
         let frames = LinkSyncChannel(secure)
         let channel = AuthenticatedSyncChannel(
-            frames, peer: secure.peer, bindings: bindings, hellos: hellos, resumption: secure.resumption
+            frames, peer: secure.peer, hellos: hellos, resumption: secure.resumption
         )
         var continuation = CodecContinuation()
         if let advertised = secured.advertised, let (ours, theirs) = SyncResumptionHint.of(secure.resumption) {
@@ -129,7 +127,7 @@ public struct SecureConnector: Sendable {
         _ conversation: PeerConversation, authenticatedAs peer: AuthenticatedPeer, to engine: SyncEngine, pulling: Bool = true
     ) -> SyncSession {
         precondition(conversation.peer == peer.peerID, "the mesh session is with \(conversation.peer), not with \(peer)")
-        let channel = AuthenticatedSyncChannel(PeerSessionSyncChannel(conversation), peer: peer, bindings: bindings, hellos: hellos)
+        let channel = AuthenticatedSyncChannel(PeerSessionSyncChannel(conversation), peer: peer, hellos: hellos)
         return engine.connect(channel, pulling: pulling, permissions: SyncPermissions(peer.permissions))
     }
 }

@@ -63,6 +63,8 @@ public struct MeshHandshake: Sendable {
     public let tickets: ResumptionTickets
     /// The time that certificates' expiry is checked against.
     public var now: @Sendable () -> Date
+    /// The peers the mesh authority revoked: refused, with their certificates and their tickets.
+    public var revocations: MeshRevocations?
 
     public init(
         identity: PeerIdentity, credential: MeshCredential, timeout: Duration = Self.defaultTimeout,
@@ -100,7 +102,7 @@ public struct MeshHandshake: Sendable {
                     var exchange = HandshakeExchange(handshake: self, link: link, hint: hint)
                     switch role {
                     case .initiator:
-                        if let peer, let ticket = tickets.take(for: peer, at: now()),
+                        if let peer, let ticket = tickets.take(for: peer, at: now()), revocations?.revokes(peer) != true,
                            let resumed = try await exchange.resume(with: ticket) {
                             return resumed
                         }
@@ -262,7 +264,8 @@ private struct HandshakeExchange {
     /// Accepts the ticket named `ticketID` if this side holds it; otherwise refuses it (nil),
     /// and the initiator goes on with the full handshake.
     private mutating func resume(ticketID: [UInt8], hint theirs: [UInt8]) async throws -> SecureLink? {
-        guard let ticket = handshake.tickets.take(id: ticketID, at: handshake.now()) else {
+        guard let ticket = handshake.tickets.take(id: ticketID, at: handshake.now()),
+              handshake.revocations?.revokes(ticket.peer.peerID) != true else {
             try await send(frame: MeshHandshake.ticketRefused, step: "refusing a ticket")
             return nil
         }
@@ -388,6 +391,7 @@ private struct HandshakeExchange {
                 guard certificate.publicKey.agreementKeyBytes.elementsEqual(remoteStatic.rawRepresentation) else {
                     throw CertificateError.notForThisPeer(peer: certificate.name)
                 }
+                if handshake.revocations?.revokes(certificate.peerID) == true { throw CertificateError.revoked(peer: certificate.name) }
                 return AuthenticatedPeer(
                     publicKey: certificate.publicKey, name: certificate.name, permissions: certificate.permissions, certificate: certificate
                 )
