@@ -318,6 +318,12 @@ public final class SyncEngine: Sendable {
         }
     }
 
+    /// Passes `credentials` to every peer connected now that reads them (a revocation list just
+    /// adopted, say; sessions that start later get `SyncOrigins.announcements`).
+    public func pass(_ credentials: Credentials) {
+        for session in sessions { session.pass(credentials) }
+    }
+
     /// The peer lost what it had (its summary says so): it is given every credential again.
     func forgetCredentialsGiven(to peer: String) {
         _ = credentialsGiven.withLock { $0.removeValue(forKey: peer) }

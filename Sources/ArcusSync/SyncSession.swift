@@ -276,6 +276,16 @@ public actor SyncSession {
 
     // MARK: - Sending
 
+    /// Sends `credentials` if the peer reads them (from any thread).
+    nonisolated func pass(_ credentials: Credentials) {
+        Task { await self.passNow(credentials) }
+    }
+
+    private func passNow(_ credentials: Credentials) {
+        guard peerReadsCredentials, endReason == nil else { return }
+        send(.credentials(credentials))
+    }
+
     /// Queues a control message. An acknowledgement replaces one still queued for the same
     /// subscription: the later position says all the earlier one did.
     func send(_ message: SyncMessage) {

@@ -126,6 +126,7 @@ extension Agent {
         }
         let bound = kind.isScarce ? await scarceAdmissions.withLock { await bind() } : await bind()
         guard let session = bound else { return nil }
+        watchExpiry(of: peer)
         let isNew = syncedPeers.withLock { $0.insert(peer.peerID).inserted }
         if isNew {
             Task {

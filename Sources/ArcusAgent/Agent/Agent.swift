@@ -39,6 +39,12 @@ public final class Agent: Service, Sendable {
     let syncedPeers = Mutex<Set<PeerID>>([])
     /// Admits links of scarce transports one at a time (see `admit`).
     let scarceAdmissions = AsyncLock()
+    /// In a certificate mesh, the writers' certificates and the revocation list in force.
+    public let origins: MeshOrigins?
+    /// Revocation lists as they are adopted, with the peers each newly revokes.
+    let adoptedRevocations: AsyncStream<(RevocationList, Set<PeerID>)>
+    /// Peers whose certificate expiry is being watched (see `watchExpiry`).
+    let expiryWatched = Mutex<Set<PeerID>>([])
 
     /// - Parameter transports: transports to run instead of those `configuration` names, for a
     ///   program that embeds the agent or a test that links agents over one loopback network.
@@ -58,9 +64,31 @@ public final class Agent: Service, Sendable {
         }
         // The store holds the directory's lock: no upload of this directory is under way.
         AgentHTTPAPI.removeLeftoverUploads(in: configuration.dataDirectory, logger: logger)
+        let credential = try MeshCredentialFiles.load(configuration, for: identity)
+        let (adopted, adoptedSink) = AsyncStream.makeStream(of: (RevocationList, Set<PeerID>).self)
+        adoptedRevocations = adopted
         var options = SyncEngine.Options()
         options.name = configuration.name
         options.log = { [logger] level, message in logger.log(level: Logger.Level(level), "\(message)") }
+        switch credential {
+        case .certificate(let certificate, let authority)?:
+            origins = MeshOrigins(
+                own: certificate, revocations: MeshRevocations(authority: authority), store: store,
+                adopted: { list, revoked in adoptedSink.yield((list, revoked)) },
+                log: { [logger] message in logger.warning("\(message)") }
+            )
+            options.origins = origins
+            // Only a relay's peers take other writers' events from it.
+            options.relays = certificate.permissions.relay
+        default:
+            if configuration.revocationFile != nil {
+                throw CommandError("revocation_file is for a mesh of certificates (certificate_file and authority_file); a shared secret admits whoever holds it", exitStatus: 2)
+            }
+            origins = nil
+        }
+        if let path = configuration.revocationFile, let origins {
+            try Self.adoptRevocations(at: path, into: origins)
+        }
         do {
             engine = try SyncEngine(store: store, options: options)
             presence = try PresenceTracker(peer: identity.peerID, name: String(configuration.name.utf8.prefix(PresenceReport.Limits.nameBytes)) ?? "agent")
@@ -70,7 +98,12 @@ public final class Agent: Service, Sendable {
         multiplexer = Multiplexer(localPeer: identity.peerID, presence: presence)
         metrics = AgentMetrics(factory: metricsFactory)
         let identity = self.identity
-        connector = try Self.connector(for: configuration, identity: identity)
+        let origins = self.origins
+        connector = credential.map { credential in
+            var handshake = MeshHandshake(identity: identity, credential: credential)
+            handshake.revocations = origins?.revocations
+            return SecureConnector(handshake: handshake, origins: origins)
+        }
         if let transports {
             self.transports = transports
         } else {
@@ -145,9 +178,6 @@ public final class Agent: Service, Sendable {
         )
     }
 
-    private static func connector(for configuration: AgentConfiguration, identity: PeerIdentity) throws(CommandError) -> SecureConnector? {
-        try MeshCredentialFiles.load(configuration, for: identity).map { SecureConnector(identity: identity, credential: $0) }
-    }
 
     /// Registers a sync subscription; the engine persists it, so it outlives the process.
     public func subscribe(_ text: String, arguments: [String: Value] = [:]) throws(CommandError) -> SyncEngine.SubscriptionEntry {
@@ -190,6 +220,7 @@ public final class Agent: Service, Sendable {
                 group.addTask { await self.runTransport(transport) }
             }
             group.addTask { await self.watchSessions() }
+            group.addTask { await self.enforceRevocations() }
             try? await gracefulShutdown()
             logger.info("stopping")
             observations.finishAll()

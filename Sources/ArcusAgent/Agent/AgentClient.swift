@@ -57,6 +57,12 @@ public struct AgentClient: Sendable {
         try await send(.GET, "/v1/status", body: nil)
     }
 
+    /// `POST /v1/mesh/revocations`: hands the agent the authority's revocation list (its bytes).
+    public func publishRevocations(_ list: [UInt8]) async throws(CommandError) -> String {
+        let body = Value.object(["list": .string(Data(list).base64EncodedString())]).jsonString
+        return try await send(.POST, "/v1/mesh/revocations", body: body)
+    }
+
     /// `GET /metrics`: the agent's figures as Prometheus text.
     public func metrics() async throws(CommandError) -> String {
         try await send(.GET, "/metrics", body: nil)

@@ -29,6 +29,9 @@ public struct AgentConfiguration: Sendable {
     /// (`authority.pub`) that every peer's certificate must verify with.
     public var certificateFile: String?
     public var authorityFile: String?
+    /// A revocation list from the authority (`arcus mesh revoke`), adopted at start if it is newer
+    /// than the one the agent holds; peers pass it on to each other.
+    public var revocationFile: String?
     /// How many Bluetooth links to hold at once, and how often to exchange one for a waiting peer.
     public var scarceLinks = ScarceLinkBudget()
     /// For `--transports ble`: the emulated radio's shared directory instead of the machine's adapter.
@@ -73,6 +76,7 @@ public struct AgentConfiguration: Sendable {
         var mesh_secret_file: String?
         var certificate_file: String?
         var authority_file: String?
+        var revocation_file: String?
         var ble_emulated: String?
         var ble_links: Int?
         var ble_psm: Int?
@@ -90,7 +94,7 @@ public struct AgentConfiguration: Sendable {
 
     static let fileKeys: Set<String> = [
         "name", "http", "listen", "transports", "peers", "subscribe", "mesh_secret_file", "certificate_file", "authority_file",
-        "ble_emulated", "ble_links", "ble_psm", "cloud", "cloud_credentials_file", "cloud_ca_file", "cloud_certificate_file",
+        "revocation_file", "ble_emulated", "ble_links", "ble_psm", "cloud", "cloud_credentials_file", "cloud_ca_file", "cloud_certificate_file",
         "cloud_key_file", "cloud_store_and_forward", "cloud_stored_max_age_s", "cloud_stored_max_bytes", "role",
         "release_startup_memory",
     ]
@@ -118,6 +122,7 @@ public struct AgentConfiguration: Sendable {
             authorityFile: file?.authority_file
         )
         for text in peerTexts { configuration.peers.append(try LANAddress(parsing: text, option: "--peer", listening: false)) }
+        configuration.revocationFile = file?.revocation_file
         configuration.bleEmulatedDirectory = bleEmulated ?? file?.ble_emulated
         if let links = bleLinks ?? file?.ble_links {
             guard (1...32).contains(links) else { throw CommandError("--ble-links must be between 1 and 32; got \(links)", exitStatus: 2) }

@@ -90,6 +90,7 @@ public enum AgentHTTPAPI {
             )
         }
         addAttachmentRoutes(to: router, agent: agent)
+        addMeshRoutes(to: router, agent: agent)
     }
 
     static func json(_ entry: ArcusSync.SyncEngine.SubscriptionEntry) -> Value { .object(fields(entry)) }

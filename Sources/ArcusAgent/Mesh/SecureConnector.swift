@@ -25,12 +25,17 @@ public struct SecureConnector: Sendable {
     /// The codec contexts of the last session with each peer, for resumed links to go on from.
     public let codecs = SyncCodecMemory()
 
-    public init(handshake: MeshHandshake) {
+    /// In a certificate mesh, where the certificates of the peers this side authenticates go, so
+    /// that it can check their writes when others relay them, and pass the certificates on.
+    public let origins: MeshOrigins?
+
+    public init(handshake: MeshHandshake, origins: MeshOrigins? = nil) {
         self.handshake = handshake
+        self.origins = origins
     }
 
-    public init(identity: PeerIdentity, credential: MeshCredential) {
-        self.init(handshake: MeshHandshake(identity: identity, credential: credential))
+    public init(identity: PeerIdentity, credential: MeshCredential, origins: MeshOrigins? = nil) {
+        self.init(handshake: MeshHandshake(identity: identity, credential: credential), origins: origins)
     }
 
     /// A sync session running over one secured link.
@@ -97,6 +102,7 @@ public struct SecureConnector: Sendable {
     /// session ends, its codec contexts are kept for the next one with the same peer.
     public func connect(_ secured: SecuredLink, to engine: SyncEngine, pulling: Bool = true) -> Connection {
         let secure = secured.link
+        if let certificate = secure.peer.certificate { origins?.admit(certificate) }
         let frames = LinkSyncChannel(secure)
         let channel = AuthenticatedSyncChannel(
             frames, peer: secure.peer, hellos: hellos, resumption: secure.resumption
@@ -127,6 +133,7 @@ public struct SecureConnector: Sendable {
         _ conversation: PeerConversation, authenticatedAs peer: AuthenticatedPeer, to engine: SyncEngine, pulling: Bool = true
     ) -> SyncSession {
         precondition(conversation.peer == peer.peerID, "the mesh session is with \(conversation.peer), not with \(peer)")
+        if let certificate = peer.certificate { origins?.admit(certificate) }
         let channel = AuthenticatedSyncChannel(PeerSessionSyncChannel(conversation), peer: peer, hellos: hellos)
         return engine.connect(channel, pulling: pulling, permissions: SyncPermissions(peer.permissions))
     }
