@@ -233,8 +233,11 @@ struct APIAccessTests {
     @Test("--http beyond loopback is refused unless --http-expose; exposed, the ready line says to whom")
     func exposure() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
-        // Refused before anything binds: nothing here listens beyond 127.0.0.0/8.
-        for address in ["0.0.0.0:0", "[::]:0", "192.0.2.10:4747", "pi-a.local:4747"] {
+        // Refused before anything binds or resolves. The process is given only documentation
+        // addresses (RFC 5737, RFC 3849), which no interface here has: an agent that did not
+        // refuse them (one built before this check) fails to bind them, sending nothing. The
+        // wildcards and a name are checked where nothing can bind or resolve them.
+        for address in ["192.0.2.10:4747", "[2001:db8::1]:4747"] {
             let outcome = try ArcusProcess.run(["agent", "--data", data, "--http", address])
             #expect(outcome.status == 2, "\(address): \(outcome.standardError)")
             #expect(outcome.standardError.contains("--http-expose") && outcome.standardError.contains("plain HTTP"), "\(outcome.standardError)")
@@ -242,9 +245,21 @@ struct APIAccessTests {
         }
         let configuration = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-expose-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: configuration) }
-        try Data(#"{"http": "0.0.0.0:0"}"#.utf8).write(to: configuration)
+        try Data(#"{"http": "192.0.2.10:4747"}"#.utf8).write(to: configuration)
         let fromFile = try ArcusProcess.run(["agent", "--data", data, "--config", configuration.path])
         #expect(fromFile.status == 2 && fromFile.standardError.contains("--http-expose"), "\(fromFile.standardError)")
+        for address in ["0.0.0.0:0", "[::]:4747", "pi-a.local:4747", "127.0.0.1.evil.example:4747"] {
+            #expect(throws: CommandError.self, "\(address)") {
+                try AgentConfiguration.resolve(dataDirectory: data, configFile: nil, name: nil, http: address, listen: nil,
+                                               transports: nil, peers: [], subscriptions: [], environment: [:])
+            }
+        }
+        for address in ["127.0.0.1:0", "127.4.5.6:4747", "localhost:4747", "[::1]:4747"] {
+            #expect(throws: Never.self, "\(address)") {
+                try AgentConfiguration.resolve(dataDirectory: data, configFile: nil, name: nil, http: address, listen: nil,
+                                               transports: nil, peers: [], subscriptions: [], environment: [:])
+            }
+        }
 
         // Exposed on purpose (the agent is made, not served: nothing binds 0.0.0.0).
         var exposed = try AgentConfiguration.resolve(
