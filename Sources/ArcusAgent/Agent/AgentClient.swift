@@ -37,11 +37,13 @@ public struct AgentClient: Sendable {
 
     /// Connection failures are reported at once: the pool's default is to retry establishing
     /// a refused connection until the request's deadline, which for "no agent there" is just a
-    /// long wait before the same answer.
+    /// long wait before the same answer. Redirects are not followed: the agent never sends one,
+    /// and following it would carry the token to wherever it points.
     private static var configuration: HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.timeout.connect = .seconds(10)
+        configuration.redirectConfiguration = .disallow
         return configuration
     }
 
