@@ -154,6 +154,8 @@ let package = Package(
             dependencies: [
                 "ArcusAgent", "ArcusCodec", "ArcusCRDT", "ArcusStore", "ArcusSync", "ArcusLoopback", "ArcusMesh", "ArcusTestSupport", "ArcusBluetooth", "ArcusCloud",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // The hostile page's own server, in the browser attack tests.
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -153,12 +153,14 @@ extension Mesh {
         @Argument(help: "The list `arcus mesh revoke` wrote.")
         var file: String
 
+        @OptionGroup var token: AgentTokenOption
+
         func run() async throws {
             do {
                 guard let data = FileManager.default.contents(atPath: file) else {
                     throw CommandError("cannot read \(file): it does not exist or is not readable", exitStatus: 2)
                 }
-                print(try await AgentClient(url: agent).publishRevocations(Array(data.prefix(1 << 20))))
+                print(try await AgentClient(url: agent, tokenFile: token.tokenFile).publishRevocations(Array(data.prefix(1 << 20))))
             } catch let error as CommandError {
                 Terminal.writeError(error.message + "\n")
                 throw ExitCode(error.exitStatus)

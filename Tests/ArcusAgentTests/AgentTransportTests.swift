@@ -95,6 +95,7 @@ struct AgentTransportTests {
             // GET /metrics brings the sync engine's figures up to date: the reader received the cars.
             var scrape = HTTPClientRequest(url: url + "/metrics")
             scrape.method = .GET
+            scrape.headers.add(name: "Authorization", value: "Bearer " + reader.agent.apiToken.hex)
             let scraped = String(buffer: try await HTTPClient.shared.execute(scrape, timeout: .seconds(60)).body.collect(upTo: 1 << 20))
             #expect((Self.value(of: "arcus_sync_bytes_received_total", in: scraped) ?? 0) > 0, "\(scraped)")
             #expect(Self.value(of: "arcus_sync_sessions", in: scraped) == 1, "\(scraped)")

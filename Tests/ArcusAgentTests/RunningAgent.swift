@@ -13,6 +13,9 @@ final class RunningAgent: @unchecked Sendable {
     let url: String
     let peer: String
     let standardError: URL
+    /// The API token, from the file the ready line names (`DIR/api-token`); empty for an agent
+    /// that has none.
+    let token: String
 
     /// Generous: the agent is ready in well under a second, even on a loaded 2-core machine.
     static let patience: TimeInterval = 60
@@ -44,7 +47,11 @@ final class RunningAgent: @unchecked Sendable {
                case .object(let ready) = try Value(json: String(line)),
                case .string(let url)? = ready["http"], case .string(let peer)? = ready["peer"] {
                 #expect(ready["agent"] == "ready")
-                return RunningAgent(process: process, url: url, peer: peer, standardError: err)
+                // An agent from before the API had a token (ARCUS_BINARY, to show that a test fails
+                // there) names none: its requests then go with an empty one.
+                let tokenFile = ready["token_file"]?.stringValue ?? (data as NSString).appendingPathComponent("api-token")
+                let token = (try? String(contentsOfFile: tokenFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+                return RunningAgent(process: process, url: url, peer: peer, standardError: err, token: token)
             }
             if !process.isRunning {
                 let error = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
@@ -56,14 +63,18 @@ final class RunningAgent: @unchecked Sendable {
         throw ArcusProcess.ProcessError("the agent printed no ready line within \(patience) s")
     }
 
-    private init(process: Process, url: String, peer: String, standardError: URL) {
+    private init(process: Process, url: String, peer: String, standardError: URL, token: String) {
         self.process = process
         self.url = url
         self.peer = peer
         self.standardError = standardError
+        self.token = token
     }
 
     var log: String { (try? String(contentsOf: standardError, encoding: .utf8)) ?? "" }
+
+    /// The API's port, from its URL.
+    var port: Int { URL(string: url)?.port ?? 0 }
 
     /// Sends SIGTERM and waits for the process to end; returns its exit status (nil if it did
     /// not end in time, after which it is killed).
@@ -93,13 +104,23 @@ final class RunningAgent: @unchecked Sendable {
         var error: String? { if case .object(let object)? = json, case .string(let text)? = object["error"] { return text } else { return nil } }
     }
 
-    /// One request to the API.
-    func request(_ method: HTTPMethod, _ path: String, body: String? = nil) async throws -> Reply {
-        var request = HTTPClientRequest(url: url + path)
+    /// One request to the API, with the agent's token and, with a body, `contentType`.
+    func request(_ method: HTTPMethod, _ path: String, body: String? = nil, contentType: String = "application/json") async throws -> Reply {
+        var request = authorized(HTTPClientRequest(url: url + path))
         request.method = method
-        if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        if let body {
+            request.headers.add(name: "Content-Type", value: contentType)
+            request.body = .bytes(ByteBuffer(string: body))
+        }
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
         return Reply(status: Int(response.status.code), body: String(buffer: try await response.body.collect(upTo: 64 << 20)))
+    }
+
+    /// `request` with the agent's token.
+    func authorized(_ request: HTTPClientRequest) -> HTTPClientRequest {
+        var request = request
+        request.headers.add(name: "Authorization", value: "Bearer " + token)
+        return request
     }
 
     func execute(_ statement: String) async throws -> Reply {

@@ -26,6 +26,8 @@ public final class Agent: Service, Sendable {
     public let identity: PeerIdentity
     public let multiplexer: Multiplexer
     public let presence: PresenceTracker
+    /// What the HTTP API wants on every data route (`DIR/api-token`, made on the first start).
+    public let apiToken: APIToken
     let metrics: AgentMetrics
     let observations = ObservationStreams()
     /// Attachment fetches the HTTP API started; cancelled when the agent stops.
@@ -52,6 +54,7 @@ public final class Agent: Service, Sendable {
     public init(
         configuration: AgentConfiguration, metricsFactory: any MetricsFactory, logger: Logger, transports: [any Transport]? = nil
     ) throws(CommandError) {
+        try configuration.checkHTTPExposure()
         self.configuration = configuration
         self.logger = logger
         let directory = URL(fileURLWithPath: configuration.dataDirectory)
@@ -64,6 +67,7 @@ public final class Agent: Service, Sendable {
         }
         // The store holds the directory's lock: no upload of this directory is under way.
         AgentHTTPAPI.removeLeftoverUploads(in: configuration.dataDirectory, logger: logger)
+        apiToken = try APITokenFile.load(orCreateIn: configuration.dataDirectory)
         let credential = try MeshCredentialFiles.load(configuration, for: identity)
         let (adopted, adoptedSink) = AsyncStream.makeStream(of: (RevocationList, Set<PeerID>).self)
         adoptedRevocations = adopted
@@ -202,13 +206,27 @@ public final class Agent: Service, Sendable {
         }
     }
 
-    /// `{"agent": "ready", …}`: the line printed on standard output once the API listens.
+    /// `{"agent": "ready", …}`: the line printed on standard output once the API listens. It
+    /// names the file that holds the API's token, never the token; `exposed_to` says who may
+    /// reach an API exposed beyond this machine.
     public func readyLine(http url: String) -> String {
-        Value.object([
+        var fields: [String: Value] = [
             "agent": "ready", "http": .string(url), "peer": .string(identity.peerID.description),
             "name": .string(configuration.name), "data": .string(configuration.dataDirectory),
             "transports": .array(configuration.transports.map { .string($0.rawValue) }),
-        ]).jsonString
+            "token_file": .string(APITokenFile.path(in: configuration.dataDirectory)),
+        ]
+        if let exposure = httpExposure(url: url) { fields["exposed_to"] = .string(exposure) }
+        return Value.object(fields).jsonString
+    }
+
+    /// Who can use an API exposed beyond this machine (nil when it listens on loopback only).
+    public func httpExposure(url: String) -> String? {
+        guard !ServedHosts.isLoopback(configuration.http.host) else { return nil }
+        return """
+            anyone who can reach \(url) over the network and holds the token in \(APITokenFile.path(in: configuration.dataDirectory)); \
+            plain HTTP: the token and the data cross the network readable
+            """
     }
 
     /// Runs the transports until graceful shutdown (SIGTERM, SIGINT), then closes, in order:

@@ -15,6 +15,9 @@ public struct AgentConfiguration: Sendable {
     public var name: String
     /// Where the HTTP API listens.
     public var http: LANAddress
+    /// Whether `http` may be an address beyond this machine (`--http-expose`): the API then
+    /// answers anyone who reaches it and holds the token, over plain HTTP.
+    public var httpExposed = false
     /// Where the LAN transport will listen for peers (kept until that transport exists).
     public var listen: LANAddress?
     public var transports: [TransportChoice]
@@ -69,6 +72,7 @@ public struct AgentConfiguration: Sendable {
     private struct File: Decodable {
         var name: String?
         var http: String?
+        var http_expose: Bool?
         var listen: String?
         var transports: [String]?
         var peers: [String]?
@@ -93,7 +97,7 @@ public struct AgentConfiguration: Sendable {
     }
 
     static let fileKeys: Set<String> = [
-        "name", "http", "listen", "transports", "peers", "subscribe", "mesh_secret_file", "certificate_file", "authority_file",
+        "name", "http", "http_expose", "listen", "transports", "peers", "subscribe", "mesh_secret_file", "certificate_file", "authority_file",
         "revocation_file", "ble_emulated", "ble_links", "ble_psm", "cloud", "cloud_credentials_file", "cloud_ca_file", "cloud_certificate_file",
         "cloud_key_file", "cloud_store_and_forward", "cloud_stored_max_age_s", "cloud_stored_max_bytes", "role",
         "release_startup_memory",
@@ -102,7 +106,7 @@ public struct AgentConfiguration: Sendable {
     /// The command line's options over the file's (a list given on the command line replaces
     /// the file's list).
     public static func resolve(
-        dataDirectory: String, configFile: String?, name: String?, http: String?, listen: String?,
+        dataDirectory: String, configFile: String?, name: String?, http: String?, httpExpose: Bool = false, listen: String?,
         transports: String?, peers: [String], subscriptions: [String], bleEmulated: String? = nil, bleLinks: Int? = nil, blePSM: Int? = nil,
         cloud: [String] = [], role: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(CommandError) -> AgentConfiguration {
@@ -121,6 +125,8 @@ public struct AgentConfiguration: Sendable {
             certificateFile: file?.certificate_file,
             authorityFile: file?.authority_file
         )
+        configuration.httpExposed = httpExpose || (file?.http_expose ?? false)
+        try configuration.checkHTTPExposure()
         for text in peerTexts { configuration.peers.append(try LANAddress(parsing: text, option: "--peer", listening: false)) }
         configuration.revocationFile = file?.revocation_file
         configuration.bleEmulatedDirectory = bleEmulated ?? file?.ble_emulated
@@ -139,6 +145,18 @@ public struct AgentConfiguration: Sendable {
         configuration.role = try (role ?? file?.role).map { text throws(CommandError) in try AgentRole.parse(text) } ?? .peer
         configuration.releaseStartupMemory = file?.release_startup_memory ?? true
         return configuration
+    }
+
+    /// Throws unless `http` is a loopback address or the API was exposed on purpose: anything
+    /// that reaches the API with the token can read and write the store, and it speaks plain
+    /// HTTP, so the token and the data cross the network readable.
+    public func checkHTTPExposure() throws(CommandError) {
+        guard !httpExposed, !ServedHosts.isLoopback(http.host) else { return }
+        throw CommandError("""
+            --http \(http) would serve the HTTP API beyond this machine, to anyone who reaches that address and holds the token, \
+            over plain HTTP (the token and the data cross the network readable). Keep it on 127.0.0.1 and reach it through \
+            `ssh -L 4747:127.0.0.1:4747 HOST`, or, to expose it anyway, add --http-expose (http_expose = true in the configuration file)
+            """, exitStatus: 2)
     }
 
     /// The configuration file's cloud keys.

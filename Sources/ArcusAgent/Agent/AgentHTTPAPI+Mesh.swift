@@ -9,7 +9,7 @@ import Hummingbird
 extension AgentHTTPAPI {
     static func addMeshRoutes(to router: Router<BasicRequestContext>, agent: Agent) {
         // `{"list": "<base64 of the list arcus mesh revoke wrote>"}`.
-        router.post("/v1/mesh/revocations") { request, _ -> Response in
+        add(.revocations, to: router) { request, _ in
             let body = try await jsonObject(request)
             let text = try string(body, "list")
             guard let origins = agent.origins else {
