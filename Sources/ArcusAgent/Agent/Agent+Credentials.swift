@@ -22,11 +22,15 @@ extension Agent {
     /// Cuts `peer` when its certificate expires, if it has an expiry and is not watched already.
     func watchExpiry(of peer: AuthenticatedPeer) {
         guard let expiry = peer.certificate?.expiresAt, expiryWatched.withLock({ $0.insert(peer.peerID).inserted }) else { return }
-        Task {
-            let seconds = max(0, expiry.timeIntervalSinceNow)
-            try? await Task.sleep(for: .milliseconds(Int64(min(seconds, 1e9) * 1000)))
+        // Weak: a stopped agent is not kept alive for a certificate that expires in a year.
+        Task { [weak self] in
+            // The wall clock, not the sleep's clock, says when it has expired: sleep until it agrees.
+            while case let left = expiry.timeIntervalSinceNow, left > 0 {
+                try? await Task.sleep(for: .milliseconds(Int64(min(left, 3600) * 1000) + 1))
+                guard self != nil else { return }
+            }
+            guard let self else { return }
             expiryWatched.withLock { _ = $0.remove(peer.peerID) }
-            guard !Task.isCancelled, expiry <= Date() else { return }
             logger.warning("certificate expired: closing its links", metadata: ["peer": "\(peer)", "expired": "\(expiry.formatted(.iso8601))"])
             await multiplexer.cut(peer.peerID)
         }
