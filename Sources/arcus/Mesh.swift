@@ -13,9 +13,45 @@ struct Mesh: ParsableCommand {
               arcus mesh issue --authority ./authority --peer gate-7 --public-key <128 hex digits> \\
                 --read cars,trucks --write cars --days 365 --out gate-7.cert
             Give every peer ./authority/authority.pub and its own certificate; keep authority.key offline.
+            `arcus mesh noise-vectors FILE` checks the handshake against published Noise test vectors.
             """,
-        subcommands: [Identity.self, Init.self, Issue.self]
+        subcommands: [Identity.self, Init.self, Issue.self, NoiseVectors.self]
     )
+
+    struct NoiseVectors: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "noise-vectors",
+            abstract: "Run published Noise test vectors through the mesh's handshake and session code.",
+            discussion: """
+                FILE holds vectors in the Noise wiki's JSON format, as cacophony and snow publish them \
+                ({"vectors": [...]}). Every vector whose protocol the mesh implements \
+                (Noise_XX_25519_ChaChaPoly_SHA256, alone or with psk modifiers such as XXpsk0, the one a \
+                shared secret uses) runs with its keys injected: each handshake and transport message must \
+                come out byte for byte, and the handshake hash match. Prints a line per failing vector \
+                naming the message, the number skipped (other protocols), and last `N passed, M failed`. \
+                Exit status 1 when any failed, 2 when FILE is not such a file.
+                  arcus mesh noise-vectors Tests/ArcusMeshTests/Fixtures/noise/Noise_XX_25519_ChaChaPoly_SHA256.json
+                """
+        )
+
+        @Argument(help: "The JSON file of test vectors.")
+        var file: String
+
+        func run() async throws {
+            let check = NoiseVectorCheck(file)
+            var lines: [String] = []
+            var failed = 0
+            do {
+                let report = try await check.run()
+                (lines, failed) = (report.lines, report.failed)
+            } catch {
+                Terminal.writeError(error.message + "\n")
+                throw ExitCode(error.exitStatus)
+            }
+            for line in lines { print(line) }
+            if failed > 0 { throw ExitCode(1) }
+        }
+    }
 
     struct Identity: ParsableCommand {
         static let configuration = CommandConfiguration(
