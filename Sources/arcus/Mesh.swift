@@ -4,10 +4,14 @@ import Foundation
 
 struct Mesh: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Make a mesh authority and issue the certificates that admit peers to the mesh.",
+        abstract: "Make a mesh's shared secret, or a mesh authority and the certificates that admit peers to the mesh.",
         discussion: """
             A mesh proves membership with a shared secret (small fleets) or with certificates that \
-            one authority key signs. Example:
+            one authority key signs. A shared secret:
+              arcus mesh secret ./mesh.secret            # 32 random bytes, mode 0600; never replaces a file
+            Copy it to every device and name it in the configuration: {"mesh_secret_file": "./mesh.secret"}. \
+            Secrets people choose are refused unless they are out of reach of guessing (Docs/Security.md). \
+            Certificates:
               arcus mesh identity --data ./data          # on the peer: its public key
               arcus mesh init --out ./authority
               arcus mesh issue --authority ./authority --peer gate-7 --public-key <128 hex digits> \\
@@ -15,8 +19,28 @@ struct Mesh: ParsableCommand {
             Give every peer ./authority/authority.pub and its own certificate; keep authority.key offline.
             `arcus mesh noise-vectors FILE` checks the handshake against published Noise test vectors.
             """,
-        subcommands: [Identity.self, Init.self, Issue.self, NoiseVectors.self]
+        subcommands: [Secret.self, Identity.self, Init.self, Issue.self, NoiseVectors.self]
     )
+
+    struct Secret: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a new shared mesh secret to FILE: 32 random bytes, mode 0600. Refuses to replace an existing file.",
+            discussion: """
+                Prints one JSON line (the file, its size, and the mesh id agents holding it advertise), then on \
+                standard error what to do next: copy FILE to every device of the mesh and name it in \
+                mesh_secret_file in each agent's configuration.
+                """
+        )
+
+        @Argument(help: "The file to create.")
+        var file: String
+
+        func run() throws {
+            let secret = MeshSecretFile(file)
+            try reportingErrors { print(try secret.create()) }
+            Terminal.writeError(secret.nextSteps + "\n")
+        }
+    }
 
     struct NoiseVectors: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
