@@ -8,7 +8,7 @@ struct Mesh: ParsableCommand {
         discussion: """
             A mesh proves membership with a shared secret (small fleets) or with certificates that \
             one authority key signs. A shared secret:
-              arcus mesh secret ./mesh.secret            # 32 random bytes, mode 0600; never replaces a file
+              arcus mesh secret ./mesh.secret            # 32 random bytes, mode 0600
             Copy it to every device and name it in the configuration: {"mesh_secret_file": "./mesh.secret"}. \
             Secrets people choose are refused unless they are out of reach of guessing (Docs/Security.md). \
             Certificates:

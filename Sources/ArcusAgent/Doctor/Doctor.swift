@@ -89,7 +89,8 @@ public struct Doctor: Sendable {
                 return DoctorCheck(area: "mesh", name: "credential", status: .ok,
                                    detail: "a shared secret, readable only by its owner, \(secret.strength); mesh id \(MeshCredential.sharedSecret(secret).meshHash)")
             case nil:
-                return DoctorCheck(area: "mesh", name: "credential", status: .ok, detail: "no credential")
+                // Not reached: a configuration naming no credential was answered above.
+                return DoctorCheck(area: "mesh", name: "credential", status: .warning, detail: "no mesh credential: every link is refused")
             }
         } catch {
             let fix = configuration.meshSecretFile.map {
