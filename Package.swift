@@ -127,7 +127,13 @@ let package = Package(
         .target(name: "ArcusTransportConformance", dependencies: ["ArcusMesh"], path: "Tests/ArcusTransportConformance"),
         .testTarget(
             name: "ArcusMeshTests",
-            dependencies: ["ArcusMesh", "ArcusCodec", "ArcusLoopback", "ArcusTestSupport", "ArcusTransportConformance"]
+            dependencies: [
+                "ArcusMesh", "ArcusCodec", "ArcusLoopback", "ArcusTestSupport", "ArcusTransportConformance",
+                // To recompute the advertised mesh identifier independently.
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            // Published Noise test vectors (Fixtures/noise/README.md says where each came from).
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "ArcusLANTests",

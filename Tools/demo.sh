@@ -59,8 +59,7 @@ else
     discovery=static
 fi
 
-head -c 32 /dev/urandom > "$scratch/secret"
-chmod 600 "$scratch/secret"
+"$arcus" mesh secret "$scratch/secret" >/dev/null 2>&1
 echo "{\"mesh_secret_file\": \"$scratch/secret\"}" > "$scratch/agent.json"
 
 names=(cabin galley cockpit)

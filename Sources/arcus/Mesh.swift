@@ -4,10 +4,14 @@ import Foundation
 
 struct Mesh: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Make a mesh authority and issue the certificates that admit peers to the mesh.",
+        abstract: "Make a mesh's shared secret, or a mesh authority and the certificates that admit peers to the mesh.",
         discussion: """
             A mesh proves membership with a shared secret (small fleets) or with certificates that \
-            one authority key signs. Example:
+            one authority key signs. A shared secret:
+              arcus mesh secret ./mesh.secret            # 32 random bytes, mode 0600
+            Copy it to every device and name it in the configuration: {"mesh_secret_file": "./mesh.secret"}. \
+            Secrets people choose are refused unless they are out of reach of guessing (Docs/Security.md). \
+            Certificates:
               arcus mesh identity --data ./data          # on the peer: its public key
               arcus mesh init --out ./authority
               arcus mesh issue --authority ./authority --peer gate-7 --public-key <128 hex digits> \\
@@ -16,9 +20,65 @@ struct Mesh: ParsableCommand {
             Give every peer ./authority/authority.pub and its own certificate; keep authority.key offline.
             A lost or stolen device: arcus mesh revoke --authority ./authority --peer-id ID --out revocations,
             then give the list to any one agent (arcus mesh revocations --agent URL revocations); the mesh passes it on.
+            `arcus mesh noise-vectors FILE` checks the handshake against published Noise test vectors.
             """,
-        subcommands: [Identity.self, Init.self, Issue.self, Revoke.self, Revocations.self]
+        subcommands: [Secret.self, Identity.self, Init.self, Issue.self, Revoke.self, Revocations.self, NoiseVectors.self]
     )
+
+    struct Secret: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a new shared mesh secret to FILE: 32 random bytes, mode 0600. Refuses to replace an existing file.",
+            discussion: """
+                Prints one JSON line (the file, its size, and the mesh id agents holding it advertise), then on \
+                standard error what to do next: copy FILE to every device of the mesh and name it in \
+                mesh_secret_file in each agent's configuration.
+                """
+        )
+
+        @Argument(help: "The file to create.")
+        var file: String
+
+        func run() throws {
+            let secret = MeshSecretFile(file)
+            try reportingErrors { print(try secret.create()) }
+            Terminal.writeError(secret.nextSteps + "\n")
+        }
+    }
+
+    struct NoiseVectors: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "noise-vectors",
+            abstract: "Run published Noise test vectors through the mesh's handshake and session code.",
+            discussion: """
+                FILE holds vectors in the Noise wiki's JSON format, as cacophony and snow publish them \
+                ({"vectors": [...]}). Every vector whose protocol the mesh implements \
+                (Noise_XX_25519_ChaChaPoly_SHA256, alone or with psk modifiers such as XXpsk0, the one a \
+                shared secret uses) runs with its keys injected: each handshake and transport message must \
+                come out byte for byte, and the handshake hash match. Prints a line per failing vector \
+                naming the message, the number skipped (other protocols), and last `N passed, M failed`. \
+                Exit status 1 when any failed, 2 when FILE is not such a file.
+                  arcus mesh noise-vectors Tests/ArcusMeshTests/Fixtures/noise/Noise_XX_25519_ChaChaPoly_SHA256.json
+                """
+        )
+
+        @Argument(help: "The JSON file of test vectors.")
+        var file: String
+
+        func run() async throws {
+            let check = NoiseVectorCheck(file)
+            var lines: [String] = []
+            var failed = 0
+            do {
+                let report = try await check.run()
+                (lines, failed) = (report.lines, report.failed)
+            } catch {
+                Terminal.writeError(error.message + "\n")
+                throw ExitCode(error.exitStatus)
+            }
+            for line in lines { print(line) }
+            if failed > 0 { throw ExitCode(1) }
+        }
+    }
 
     struct Identity: ParsableCommand {
         static let configuration = CommandConfiguration(

@@ -65,7 +65,7 @@ public struct Doctor: Sendable {
             return DoctorCheck(
                 area: "mesh", name: "credential", status: networked ? .failure : .warning,
                 detail: "no mesh credential: every link is refused",
-                fix: "head -c 32 /dev/urandom > secret && chmod 600 secret (the same file on every device), then {\"mesh_secret_file\": \"secret\"} in --config; "
+                fix: "arcus mesh secret secret (32 random bytes, mode 0600; the same file on every device), then {\"mesh_secret_file\": \"secret\"} in --config; "
                     + "or a certificate: certificate_file and authority_file (arcus help mesh)"
             )
         }
@@ -85,11 +85,18 @@ public struct Doctor: Sendable {
                 let expiry = certificate.expiresAt.map { "until \($0.formatted(.iso8601))" } ?? "without expiry"
                 return DoctorCheck(area: "mesh", name: "credential", status: .ok,
                                    detail: "a certificate for \(certificate.name) (this agent), \(expiry), verified by the authority")
-            default:
-                return DoctorCheck(area: "mesh", name: "credential", status: .ok, detail: "a shared secret, readable only by its owner")
+            case .sharedSecret(let secret)?:
+                return DoctorCheck(area: "mesh", name: "credential", status: .ok,
+                                   detail: "a shared secret, readable only by its owner, \(secret.strength); mesh id \(MeshCredential.sharedSecret(secret).meshHash)")
+            case nil:
+                // Not reached: a configuration naming no credential was answered above.
+                return DoctorCheck(area: "mesh", name: "credential", status: .warning, detail: "no mesh credential: every link is refused")
             }
         } catch {
-            let fix = configuration.meshSecretFile.map { "chmod 600 \($0), owned by the agent's user, holding 16 to 1024 bytes" }
+            let fix = configuration.meshSecretFile.map {
+                "a secret from `arcus mesh secret FILE` (32 random bytes; the same file on every device), mode 0600 and owned by the agent's user: "
+                    + "chmod 600 \($0) if only its mode is wrong"
+            }
                 ?? "a certificate issued for this agent's key by the authority whose authority.pub is given, not expired"
             return DoctorCheck(area: "mesh", name: "credential", status: .failure, detail: error.message, fix: fix)
         }
