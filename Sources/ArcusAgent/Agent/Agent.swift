@@ -84,6 +84,9 @@ public final class Agent: Service, Sendable {
             options.origins = origins
             // Only a relay's peers take other writers' events from it.
             options.relays = certificate.permissions.relay
+            if configuration.role == .hub && !certificate.permissions.relay {
+                logger.warning("this hub's certificate does not make it a relay: its peers will take only its own writes from it; issue it with `arcus mesh issue --relay`")
+            }
         default:
             if configuration.revocationFile != nil {
                 throw CommandError("revocation_file is for a mesh of certificates (certificate_file and authority_file); a shared secret admits whoever holds it", exitStatus: 2)

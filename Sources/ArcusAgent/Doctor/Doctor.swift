@@ -83,8 +83,18 @@ public struct Doctor: Sendable {
             switch try MeshCredentialFiles.load(configuration, for: identity ?? PeerIdentity()) {
             case .certificate(let certificate, _)?:
                 let expiry = certificate.expiresAt.map { "until \($0.formatted(.iso8601))" } ?? "without expiry"
-                return DoctorCheck(area: "mesh", name: "credential", status: .ok,
-                                   detail: "a certificate for \(certificate.name) (this agent), \(expiry), verified by the authority")
+                let role = certificate.permissions.relay ? "a relay" : "not a relay: its peers take only its own writes from it"
+                let detail = "a certificate for \(certificate.name) (this agent), \(expiry), \(role), verified by the authority"
+                if let expiresAt = certificate.expiresAt, expiresAt.timeIntervalSinceNow < 30 * 86_400 {
+                    return DoctorCheck(area: "mesh", name: "credential", status: .warning, detail: detail + "; it expires within 30 days",
+                                       fix: "issue a new one with `arcus mesh issue` and replace \(configuration.certificateFile ?? "certificate_file")")
+                }
+                if configuration.role == .hub && !certificate.permissions.relay {
+                    return DoctorCheck(area: "mesh", name: "credential", status: .warning,
+                                       detail: detail + "; a hub passes on everyone's writes, and its peers refuse them from a peer that is not a relay",
+                                       fix: "issue its certificate with `arcus mesh issue --relay`")
+                }
+                return DoctorCheck(area: "mesh", name: "credential", status: .ok, detail: detail)
             case .sharedSecret(let secret)?:
                 return DoctorCheck(area: "mesh", name: "credential", status: .ok,
                                    detail: "a shared secret, readable only by its owner, \(secret.strength); mesh id \(MeshCredential.sharedSecret(secret).meshHash)")
