@@ -30,7 +30,7 @@ struct EmulatedRadioHostileInputTests {
 
         _ = try await a.open(to: b.localEndpoint)
         let first = try await logs[1].next("any accepted link") { event -> TransportEndpoint? in
-            if case .linkAccepted(_, let from) = event { return from }
+            if case .linkAccepted(_, let from, _) = event { return from }
             return nil
         }
         #expect(first == a.localEndpoint)

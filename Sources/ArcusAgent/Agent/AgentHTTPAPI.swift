@@ -83,6 +83,7 @@ public enum AgentHTTPAPI {
         }
         router.get("/metrics") { _, _ -> Response in
             await agent.metrics.refresh(from: agent.engine)
+            agent.metrics.pendingHandshakes(agent.pendingHandshakes.count)
             return Response(
                 status: .ok,
                 headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
