@@ -12,6 +12,7 @@ final class RunningAgent: @unchecked Sendable {
     let process: Process
     let url: String
     let peer: String
+    let standardOutput: URL
     let standardError: URL
 
     /// Generous: the agent is ready in well under a second, even on a loaded 2-core machine.
@@ -44,7 +45,7 @@ final class RunningAgent: @unchecked Sendable {
                case .object(let ready) = try Value(json: String(line)),
                case .string(let url)? = ready["http"], case .string(let peer)? = ready["peer"] {
                 #expect(ready["agent"] == "ready")
-                return RunningAgent(process: process, url: url, peer: peer, standardError: err)
+                return RunningAgent(process: process, url: url, peer: peer, standardOutput: out, standardError: err)
             }
             if !process.isRunning {
                 let error = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
@@ -56,14 +57,18 @@ final class RunningAgent: @unchecked Sendable {
         throw ArcusProcess.ProcessError("the agent printed no ready line within \(patience) s")
     }
 
-    private init(process: Process, url: String, peer: String, standardError: URL) {
+    private init(process: Process, url: String, peer: String, standardOutput: URL, standardError: URL) {
         self.process = process
         self.url = url
         self.peer = peer
+        self.standardOutput = standardOutput
         self.standardError = standardError
     }
 
     var log: String { (try? String(contentsOf: standardError, encoding: .utf8)) ?? "" }
+
+    /// What the agent printed on standard output: its ready line.
+    var printed: String { (try? String(contentsOf: standardOutput, encoding: .utf8)) ?? "" }
 
     /// Sends SIGTERM and waits for the process to end; returns its exit status (nil if it did
     /// not end in time, after which it is killed).
