@@ -64,7 +64,7 @@ struct RateLimitedLogTests {
         clock.advance(.seconds(60))
         log.flush()
         #expect(lines.all.count == 4)
-        #expect(lines.all.last == "warning handshake failed: 997 more like this from 7 sources were left out of the log in the last 60.0 seconds (see /metrics)")
+        #expect(lines.all.last == "warning handshake failed: 997 more like this from 7 sources were left out of the log in the last 60 s (see /metrics)")
         log.flush()
         #expect(lines.all.count == 4, "a summary is written once")
     }
@@ -79,11 +79,22 @@ struct RateLimitedLogTests {
         clock.advance(.seconds(61))
         log.log(.warning, "handshake failed", "failed again", source: "a")
         #expect(lines.all.suffix(2) == [
-            "warning handshake failed: 3 more like this from 1 source were left out of the log in the last 60.0 seconds (see /metrics)",
+            "warning handshake failed: 3 more like this from 1 source were left out of the log in the last 60 s (see /metrics)",
             "warning failed again",
         ])
         log.flush()
         #expect(lines.all.last?.hasPrefix("notice refused a link: 3 more") == true, "\(lines.all)")
+    }
+
+    @Test("when the agent stops, what was left out so far is summarised at once")
+    func stoppingFlushesEverything() {
+        let (log, clock, lines, _) = Self.log(lines: 1)
+        for _ in 0..<4 { log.log(.warning, "handshake failed", "failed", source: "a") }
+        clock.advance(.seconds(12))
+        log.flush()
+        #expect(lines.all == ["warning failed"], "the window is not over")
+        log.flush(all: true)
+        #expect(lines.all.last == "warning handshake failed: 3 more like this from 1 source were left out of the log in the last 12 s (see /metrics)")
     }
 
     @Test("an hour of flooding writes a bounded number of lines, whatever the rate")

@@ -186,13 +186,52 @@ struct CloudHostileRelayTests {
                 "no credit frame was seen")
         let intruder = try NATSConnection(NATSOptions(urls: [try SharedRelay.url()]))
         defer { intruder.close() }
-        for message in tap.messages { try intruder.publish(message.subject, message.payload) }
+        for _ in 0..<3 {
+            for message in tap.messages { try intruder.publish(message.subject, message.payload) }
+        }
         try intruder.flush(within: .seconds(5))
         try await Task.sleep(for: .seconds(1))
         try await pair.carriesOn(7)
-        // The replayed credit granted nothing: a sender still never has more than a window out.
         #expect(pair.acceptorEvents.acceptedCount == 1, "a replayed open made no second link")
+
+        // The replayed credit granted nothing: with the reader paused, the sender stops at a
+        // window (credit inflated by replays would overrun it, and the receiver would close).
+        let burst = (0..<48).map { [UInt8](repeating: UInt8($0), count: 8 << 10) }
+        let sending = Task { for message in burst { try await pair.link.send(message) } }
+        try await Task.sleep(for: .seconds(2))
+        #expect(!pair.accepted.isClosed, "the receiver closed: \(pair.accepted.failure ?? "")")
+        #expect(try await pair.accepted.incoming.next(burst.count, within: .seconds(30)) == burst)
+        try await sending.value
         await pair.noPeerLost()
+    }
+
+    @Test("a peer past its pending-handshake cap has its opens refused at once, and its dials fail without waiting out their timeout")
+    func pendingHandshakeCapPerPeer() async throws {
+        let url = try SharedRelay.url()
+        let mesh = SharedRelay.freshMesh()
+        var limits = PendingHandshakes.Limits()
+        limits.perSource = 3
+        limits.cloudDeadline = .seconds(600)
+        let gate = PendingHandshakes(limits: limits)
+        var settings = CloudSettings.testing(url, mesh: mesh)
+        settings.dialTimeout = .seconds(120)
+        let dialler = CloudTransport(settings: settings, identity: PeerIdentity(), pendingHandshakes: .generous())
+        let acceptor = CloudTransport(settings: settings, identity: PeerIdentity(), pendingHandshakes: gate)
+        // The links stay pending: nobody settles them.
+        let events = RecordedTransportEvents(acceptor.events, settling: false)
+        try await acceptor.start()
+        try await dialler.start()
+        defer { Task { await dialler.stop(); await acceptor.stop() } }
+
+        let started = ContinuousClock.now
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<6 { group.addTask { (try? await dialler.open(to: acceptor.localEndpoint)) != nil } }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 }.count == 3, "\(outcomes)")
+        #expect(ContinuousClock.now - started < .seconds(60), "refused dials waited for their timeout")
+        #expect(events.acceptedCount == 3)
+        #expect(gate.count(from: dialler.peer.description) == 3)
     }
 
     @Test("a real restart still closes the links to the earlier run")
@@ -214,7 +253,10 @@ struct CloudHostileRelayTests {
 final class RecordedTransportEvents: Sendable {
     private let state = Mutex<(lost: [TransportEndpoint], accepted: [UInt64: CloudLink], acceptedCount: Int)>(([], [:], 0))
 
-    init(_ events: AsyncStream<TransportEvent>) {
+    private let settling: Bool
+
+    init(_ events: AsyncStream<TransportEvent>, settling: Bool = true) {
+        self.settling = settling
         Task { [self] in
             for await event in events { record(event) }
         }
@@ -225,7 +267,7 @@ final class RecordedTransportEvents: Sendable {
         case .peerLost(let endpoint):
             state.withLock { $0.lost.append(endpoint) }
         case .linkAccepted(let link, _, let pending):
-            pending?.settle(.completed)
+            if settling { pending?.settle(.completed) }
             guard let link = link as? CloudLink else { return }
             state.withLock { $0.accepted[link.key.id] = link; $0.acceptedCount += 1 }
         case .peerAppeared:

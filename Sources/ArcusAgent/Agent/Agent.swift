@@ -223,6 +223,7 @@ public final class Agent: Service, Sendable {
             }
             try? await gracefulShutdown()
             logger.info("stopping")
+            strangerLog.flush(all: true)
             observations.finishAll()
             attachmentDownloads.cancelAll()
             for transport in transports { await transport.stop() }

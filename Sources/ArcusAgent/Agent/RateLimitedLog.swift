@@ -56,7 +56,7 @@ final class RateLimitedLog: Sendable {
         let (writes, summary) = state.withLock { windows -> (Bool, Summary?) in
             var summary: Summary?
             if let window = windows[kind], now - window.start >= limits.window {
-                summary = Self.summary(of: kind, window, limits: limits)
+                summary = Self.summary(of: kind, window, limits: limits, now: now)
                 windows[kind] = nil
             }
             var window = windows[kind] ?? Window(start: now, level: level)
@@ -77,14 +77,15 @@ final class RateLimitedLog: Sendable {
         }
     }
 
-    /// Writes the summary of every window that is over.
-    func flush() {
+    /// Writes the summary of every window that is over; with `all`, of every window (the agent
+    /// stopping says what it left out so far).
+    func flush(all: Bool = false) {
         let now = self.now()
         let summaries = state.withLock { windows -> [Summary] in
             var summaries: [Summary] = []
-            for (kind, window) in windows where now - window.start >= limits.window {
+            for (kind, window) in windows where all || now - window.start >= limits.window {
                 windows[kind] = nil
-                if let summary = Self.summary(of: kind, window, limits: limits) { summaries.append(summary) }
+                if let summary = Self.summary(of: kind, window, limits: limits, now: now) { summaries.append(summary) }
             }
             return summaries
         }
@@ -97,13 +98,16 @@ final class RateLimitedLog: Sendable {
         var leftOut: Int
         var sources: Int
         var sourcesCapped: Bool
+        /// The whole seconds the summary covers: the window, or less when flushed early.
+        var span: Int
     }
 
-    private static func summary(of kind: String, _ window: Window, limits: Limits) -> Summary? {
+    private static func summary(of kind: String, _ window: Window, limits: Limits, now: ContinuousClock.Instant) -> Summary? {
         guard window.leftOut > 0 else { return nil }
+        let span = min(limits.window, now - window.start)
         return Summary(
             kind: kind, level: window.level, leftOut: window.leftOut, sources: window.sources.count,
-            sourcesCapped: window.sources.count >= limits.sourcesCounted
+            sourcesCapped: window.sources.count >= limits.sourcesCounted, span: Int((span / .seconds(1)).rounded(.up))
         )
     }
 
@@ -111,7 +115,7 @@ final class RateLimitedLog: Sendable {
         let sources = "\(summary.sourcesCapped ? "at least " : "")\(summary.sources) source\(summary.sources == 1 ? "" : "s")"
         logger.log(
             level: summary.level,
-            "\(summary.kind): \(summary.leftOut) more like this from \(sources) were left out of the log in the last \(limits.window) (see /metrics)"
+            "\(summary.kind): \(summary.leftOut) more like this from \(sources) were left out of the log in the last \(summary.span) s (see /metrics)"
         )
     }
 }
