@@ -98,7 +98,7 @@ public final class LANTransport: Transport {
                 .bind(host: listenAddress.host, port: listenAddress.port) { [limits, pendingHandshakes] channel in
                     // Before anything is spent on the connection: over the cap, it is closed here.
                     // (NIO drops a connection whose initializer fails without closing it.)
-                    let source = channel.remoteAddress?.ipAddress ?? "unknown"
+                    let source = channel.remoteAddress.map(LANTransport.source(of:)) ?? "unknown"
                     guard let pending = pendingHandshakes.admit(.lan, from: source) else {
                         channel.close(promise: nil)
                         return channel.eventLoop.makeFailedFuture(LANLinkFailure.refused(source: source))
@@ -275,6 +275,21 @@ public final class LANTransport: Transport {
             _ = self?.state.withLock { $0.links.removeValue(forKey: ObjectIdentifier(link)) }
         }
         return true
+    }
+}
+
+extension LANTransport {
+    /// The source a connection from `address` counts against in `PendingHandshakes`: an IPv4
+    /// address (also when it comes IPv4-mapped, on a dual-stack listener), or an IPv6 address's
+    /// /64 prefix — one host usually holds a whole /64 and may pick any address in it.
+    static func source(of address: SocketAddress) -> String {
+        guard case .v6(let v6) = address else { return address.ipAddress ?? "unknown" }
+        let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+            return bytes[12...].map(String.init).joined(separator: ".")
+        }
+        let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+        return groups.joined(separator: ":") + "::/64"
     }
 }
 

@@ -1,6 +1,7 @@
-import ArcusLAN
+@testable import ArcusLAN
 import ArcusMesh
 import ArcusTransportConformance
+import NIOCore
 import Synchronization
 import Testing
 
@@ -89,5 +90,19 @@ struct LANPendingHandshakeTests {
         #expect(events.outcomes == [.timedOut])
         #expect(gate.count == 0)
         try await LANHostileInputTests.expectCarriesOn(transport, log)
+    }
+}
+
+/// What a connection's source is, as the caps count it.
+@Suite("LAN transport: handshake sources")
+struct LANHandshakeSourceTests {
+    @Test("IPv4 as it is, IPv4-mapped IPv6 as IPv4, other IPv6 by its /64")
+    func sources() throws {
+        #expect(LANTransport.source(of: try SocketAddress(ipAddress: "192.168.1.20", port: 1)) == "192.168.1.20")
+        #expect(LANTransport.source(of: try SocketAddress(ipAddress: "::ffff:10.0.0.7", port: 1)) == "10.0.0.7")
+        let a = LANTransport.source(of: try SocketAddress(ipAddress: "2001:db8:1:2:aaaa::1", port: 1))
+        let b = LANTransport.source(of: try SocketAddress(ipAddress: "2001:db8:1:2:ffff:ffff:ffff:ffff", port: 1))
+        #expect(a == "2001:db8:1:2::/64" && a == b)
+        #expect(LANTransport.source(of: try SocketAddress(ipAddress: "2001:db8:1:3::1", port: 1)) != a)
     }
 }
