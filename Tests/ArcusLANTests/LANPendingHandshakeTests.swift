@@ -76,7 +76,7 @@ struct LANPendingHandshakeTests {
     @Test("a connection silent past its deadline is closed and counted as timed out")
     func deadlineClosesSilentConnections() async throws {
         var limits = PendingHandshakes.Limits()
-        limits.lanDeadline = .milliseconds(300)
+        limits.lanDeadline = .seconds(2)
         let events = Refusals()
         let gate = PendingHandshakes(limits: limits, observe: events.record)
         let transport = LANTransport(listeningOn: .loopback, pendingHandshakes: gate)
