@@ -96,7 +96,9 @@ public final class CloudTransport: Transport {
         }
     }
 
-    /// Dials open links, in increasing id order on the relay (see `CloudFrame`).
+    /// The id of the last link this run dialled: a count, taken under this lock together with
+    /// publishing the open, so that a peer receives each dialler's opens in increasing id order
+    /// (it takes them in no other; see `CloudFrame`).
     let linkCounter = Mutex<UInt64>(0)
 
     /// - Parameters:
