@@ -59,7 +59,11 @@ extension Agent {
                 reached = await admit(link, as: .initiator, from: endpoint)
             } catch {
                 if failures == 0 {
-                    logger.notice("could not dial; will keep trying", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
+                    // Rate-limited too: whoever can announce endpoints (mDNS, the relay) decides how many fail.
+                    strangerLog.log(
+                        .notice, "could not dial", "could not dial; will keep trying", source: endpoint.address,
+                        metadata: ["endpoint": "\(endpoint)", "error": "\(error)"]
+                    )
                 }
             }
             guard let peer = reached else {
