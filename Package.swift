@@ -86,7 +86,12 @@ let package = Package(
         // libnats, the NATS C client, for the cloud relay.
         .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
         // Links relayed through NATS subjects (JetStream stores frames for peers that are away).
-        .target(name: "ArcusCloud", dependencies: ["ArcusMesh", "CNATS"], swiftSettings: optimized),
+        // swift-crypto: presence announcements are signed with the peer's identity key, link
+        // frames authenticated with a key the two peers' identities agree on.
+        .target(
+            name: "ArcusCloud", dependencies: ["ArcusMesh", "CNATS", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: optimized
+        ),
         // Composition of every part: the agent process and its HTTP API, the demo, the benchmark runners.
         .target(
             name: "ArcusAgent",

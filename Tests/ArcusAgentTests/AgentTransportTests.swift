@@ -131,7 +131,8 @@ struct AgentTransportTests {
         let group = ServiceGroup(services: [a.agent, b.agent], logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
-            let refused = #"arcus_handshakes_total{transport="loopback",result="refused"} 1"#
+            // A handshake that fails is `failed`; `refused` is for links closed at the accept (the cap).
+            let refused = #"arcus_handshakes_total{transport="loopback",result="failed"} 1"#
             #expect(await eventually { a.metrics.contains(refused) || b.metrics.contains(refused) }, "\(a.metrics)\n\(b.metrics)")
             #expect(try a.ids("cars").isEmpty)
             #expect(a.metrics.contains(#"arcus_links{transport="loopback"} 0"#))

@@ -12,6 +12,7 @@ final class RunningAgent: @unchecked Sendable {
     let process: Process
     let url: String
     let peer: String
+    let standardOutput: URL
     let standardError: URL
     /// The API token, from the file the ready line names (`DIR/api-token`); empty for an agent
     /// that has none.
@@ -51,7 +52,7 @@ final class RunningAgent: @unchecked Sendable {
                 // there) names none: its requests then go with an empty one.
                 let tokenFile = ready["token_file"]?.stringValue ?? (data as NSString).appendingPathComponent("api-token")
                 let token = (try? String(contentsOfFile: tokenFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-                return RunningAgent(process: process, url: url, peer: peer, standardError: err, token: token)
+                return RunningAgent(process: process, url: url, peer: peer, standardOutput: out, standardError: err, token: token)
             }
             if !process.isRunning {
                 let error = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
@@ -63,10 +64,11 @@ final class RunningAgent: @unchecked Sendable {
         throw ArcusProcess.ProcessError("the agent printed no ready line within \(patience) s")
     }
 
-    private init(process: Process, url: String, peer: String, standardError: URL, token: String) {
+    private init(process: Process, url: String, peer: String, standardOutput: URL, standardError: URL, token: String) {
         self.process = process
         self.url = url
         self.peer = peer
+        self.standardOutput = standardOutput
         self.standardError = standardError
         self.token = token
     }
@@ -75,6 +77,9 @@ final class RunningAgent: @unchecked Sendable {
 
     /// The API's port, from its URL.
     var port: Int { URL(string: url)?.port ?? 0 }
+
+    /// What the agent printed on standard output: its ready line.
+    var printed: String { (try? String(contentsOf: standardOutput, encoding: .utf8)) ?? "" }
 
     /// Sends SIGTERM and waits for the process to end; returns its exit status (nil if it did
     /// not end in time, after which it is killed).

@@ -47,6 +47,11 @@ public final class Agent: Service, Sendable {
     let adoptedRevocations: AsyncStream<(RevocationList, Set<PeerID>)>
     /// Peers whose certificate expiry is being watched (see `watchExpiry`).
     let expiryWatched = Mutex<Set<PeerID>>([])
+    /// The slots every transport's accepted links wait for their hello and handshake in
+    /// (`AgentConfiguration.pendingHandshakes`).
+    let pendingHandshakes: PendingHandshakes
+    /// Lines about links others open (failed handshakes, refusals), at a bounded rate.
+    let strangerLog: RateLimitedLog
 
     /// - Parameter transports: transports to run instead of those `configuration` names, for a
     ///   program that embeds the agent or a test that links agents over one loopback network.
@@ -68,6 +73,10 @@ public final class Agent: Service, Sendable {
         // The store holds the directory's lock: no upload of this directory is under way.
         AgentHTTPAPI.removeLeftoverUploads(in: configuration.dataDirectory, logger: logger)
         apiToken = try APITokenFile.load(orCreateIn: configuration.dataDirectory)
+        let metrics = AgentMetrics(factory: metricsFactory)
+        self.metrics = metrics
+        let strangerLog = RateLimitedLog(logger: logger, suppressed: { kind in metrics.logLinesLeftOut(kind).increment() })
+        self.strangerLog = strangerLog
         let credential = try MeshCredentialFiles.load(configuration, for: identity)
         let (adopted, adoptedSink) = AsyncStream.makeStream(of: (RevocationList, Set<PeerID>).self)
         adoptedRevocations = adopted
@@ -79,7 +88,8 @@ public final class Agent: Service, Sendable {
             origins = MeshOrigins(
                 own: certificate, revocations: MeshRevocations(authority: authority), store: store,
                 adopted: { list, revoked in adoptedSink.yield((list, revoked)) },
-                log: { [logger] message in logger.warning("\(message)") }
+                // Peers can make it say things (a certificate that does not check): at a bounded rate.
+                log: { message in strangerLog.log(.warning, "credentials", "\(message)", source: "a peer") }
             )
             options.origins = origins
             // Only a relay's peers take other writers' events from it.
@@ -103,7 +113,15 @@ public final class Agent: Service, Sendable {
             throw CommandError("cannot start the sync engine: \(error)")
         }
         multiplexer = Multiplexer(localPeer: identity.peerID, presence: presence)
-        metrics = AgentMetrics(factory: metricsFactory)
+        pendingHandshakes = PendingHandshakes(limits: configuration.pendingHandshakes, observe: { event in
+            metrics.count(event)
+            if case .refused(let kind, let source, let refusal) = event {
+                strangerLog.log(
+                    .warning, "refused a link: too many handshakes pending", "refused a \(kind.rawValue) link: too many handshakes pending", source: source,
+                    metadata: ["source": "\(source)", "limit": "\(refusal == .full ? "all sources" : "per source")"]
+                )
+            }
+        })
         let identity = self.identity
         let origins = self.origins
         connector = credential.map { credential in
@@ -115,14 +133,15 @@ public final class Agent: Service, Sendable {
             self.transports = transports
         } else {
             var made: [any Transport] = []
+            let (credential, gate) = (connector?.handshake.credential, pendingHandshakes)
             for choice in configuration.transports {
                 switch choice {
                 case .lan:
-                    made.append(Self.lanTransport(configuration, identity: identity, credential: connector?.handshake.credential, logger: logger))
+                    made.append(Self.lanTransport(configuration, identity: identity, credential: credential, pendingHandshakes: gate, logger: logger))
                 case .ble:
-                    made.append(Self.bluetoothTransport(configuration, identity: identity, credential: connector?.handshake.credential))
+                    made.append(Self.bluetoothTransport(configuration, identity: identity, credential: credential, pendingHandshakes: gate))
                 case .cloud:
-                    made.append(try Self.cloudTransport(configuration, identity: identity, credential: connector?.handshake.credential, logger: logger))
+                    made.append(try Self.cloudTransport(configuration, identity: identity, credential: credential, pendingHandshakes: gate, logger: logger))
                 default:
                     // An in-process network of its own: the seam every transport plugs into.
                     made.append(LoopbackTransport(name: configuration.name, peer: identity.peerID, on: LoopbackNetwork(kind: .loopback)))
@@ -150,7 +169,7 @@ public final class Agent: Service, Sendable {
     /// `--peer` and through avahi-daemon (mDNS), advertising the mesh's hash so that only agents of
     /// the same mesh dial each other.
     private static func lanTransport(
-        _ configuration: AgentConfiguration, identity: PeerIdentity, credential: MeshCredential?, logger: Logger
+        _ configuration: AgentConfiguration, identity: PeerIdentity, credential: MeshCredential?, pendingHandshakes: PendingHandshakes, logger: Logger
     ) -> LANTransport {
         let listen = configuration.listen ?? LANAddress(host: "0.0.0.0", port: 0)
         let statics = StaticPeers(configuration.peers)
@@ -158,29 +177,32 @@ public final class Agent: Service, Sendable {
             name: configuration.name, meshHash: credential?.meshHash ?? String(repeating: "0", count: 16),
             warn: { [logger] warning in logger.warning("\(warning)") }
         )
-        return LANTransport(listeningOn: listen, peer: identity.peerID, discovery: [statics, mdns])
+        return LANTransport(listeningOn: listen, peer: identity.peerID, discovery: [statics, mdns], pendingHandshakes: pendingHandshakes)
     }
 
     /// Bluetooth LE: the emulated radio in `--ble-emulated DIR`, or the machine's adapter through
     /// BlueZ. Where the machine has no usable Bluetooth, starting it logs why and what to do, and
     /// the agent goes on with its other transports.
-    private static func bluetoothTransport(_ configuration: AgentConfiguration, identity: PeerIdentity, credential: MeshCredential?) -> BluetoothTransport {
+    private static func bluetoothTransport(
+        _ configuration: AgentConfiguration, identity: PeerIdentity, credential: MeshCredential?, pendingHandshakes: PendingHandshakes
+    ) -> BluetoothTransport {
         let adapter = L2CAPRadioSettings(adapter: .any(psm: configuration.blePSM ?? 0))
         let radio: BluetoothRadio = configuration.bleEmulatedDirectory.map { .emulated(EmulatedRadioSettings(directory: $0)) } ?? .l2cap(adapter)
-        return BluetoothTransport(radio: radio, peer: identity.peerID, meshHash: credential?.meshHash ?? "")
+        return BluetoothTransport(radio: radio, peer: identity.peerID, meshHash: credential?.meshHash ?? "", pendingHandshakes: pendingHandshakes)
     }
 
     /// The NATS relay in `--cloud`, in this agent's mesh: peers of other meshes on the same relay
     /// never see each other.
     private static func cloudTransport(
-        _ configuration: AgentConfiguration, identity: PeerIdentity, credential: MeshCredential?, logger: Logger
+        _ configuration: AgentConfiguration, identity: PeerIdentity, credential: MeshCredential?, pendingHandshakes: PendingHandshakes,
+        logger: Logger
     ) throws(CommandError) -> CloudTransport {
         guard !configuration.cloud.urls.isEmpty else {
             throw CommandError("--transports cloud needs the relay: give --cloud nats://HOST:PORT (or \"cloud\" in --config)", exitStatus: 2)
         }
         let settings = configuration.cloud.settings(meshHash: credential?.meshHash ?? "", name: configuration.name)
         return CloudTransport(
-            settings: settings, peer: identity.peerID,
+            settings: settings, identity: identity, pendingHandshakes: pendingHandshakes,
             warn: { [logger] warning in logger.warning("\(warning)") }, note: { [logger] note in logger.info("\(note)") }
         )
     }
@@ -242,8 +264,16 @@ public final class Agent: Service, Sendable {
             }
             group.addTask { await self.watchSessions() }
             group.addTask { await self.enforceRevocations() }
+            group.addTask {
+                // Summaries of the log lines left out, once each window is over.
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: self.strangerLog.limits.window)
+                    self.strangerLog.flush()
+                }
+            }
             try? await gracefulShutdown()
             logger.info("stopping")
+            strangerLog.flush(all: true)
             observations.finishAll()
             attachmentDownloads.cancelAll()
             for transport in transports { await transport.stop() }

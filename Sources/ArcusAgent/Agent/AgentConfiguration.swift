@@ -47,6 +47,10 @@ public struct AgentConfiguration: Sendable {
     /// Whether the agent hands the pages start-up touched back to the kernel once it has
     /// settled (`StartupMemory`).
     public var releaseStartupMemory = true
+    /// How many accepted links may wait for their hello and handshake at once, in all and from
+    /// one source, and for how long (`pending_handshakes`, `pending_handshakes_per_source`,
+    /// `handshake_deadline_s`; the defaults are `PendingHandshakes.Limits`'s).
+    public var pendingHandshakes = PendingHandshakes.Limits()
 
     public static let defaultHTTP = LANAddress(host: "127.0.0.1", port: 4747)
 
@@ -94,13 +98,16 @@ public struct AgentConfiguration: Sendable {
         var cloud_stored_max_bytes: Int?
         var role: String?
         var release_startup_memory: Bool?
+        var pending_handshakes: Int?
+        var pending_handshakes_per_source: Int?
+        var handshake_deadline_s: Double?
     }
 
     static let fileKeys: Set<String> = [
         "name", "http", "http_expose", "listen", "transports", "peers", "subscribe", "mesh_secret_file", "certificate_file", "authority_file",
         "revocation_file", "ble_emulated", "ble_links", "ble_psm", "cloud", "cloud_credentials_file", "cloud_ca_file", "cloud_certificate_file",
         "cloud_key_file", "cloud_store_and_forward", "cloud_stored_max_age_s", "cloud_stored_max_bytes", "role",
-        "release_startup_memory",
+        "release_startup_memory", "pending_handshakes", "pending_handshakes_per_source", "handshake_deadline_s",
     ]
 
     /// The command line's options over the file's (a list given on the command line replaces
@@ -144,6 +151,22 @@ public struct AgentConfiguration: Sendable {
         try configuration.cloud.read(urls: cloud.isEmpty ? (file?.cloud ?? []) : cloud, file: file.map(cloudKeys))
         configuration.role = try (role ?? file?.role).map { text throws(CommandError) in try AgentRole.parse(text) } ?? .peer
         configuration.releaseStartupMemory = file?.release_startup_memory ?? true
+        if let total = file?.pending_handshakes {
+            guard (1...4096).contains(total) else { throw CommandError("pending_handshakes must be between 1 and 4096; got \(total)", exitStatus: 2) }
+            configuration.pendingHandshakes.total = total
+        }
+        if let perSource = file?.pending_handshakes_per_source {
+            guard (1...4096).contains(perSource) else {
+                throw CommandError("pending_handshakes_per_source must be between 1 and 4096; got \(perSource)", exitStatus: 2)
+            }
+            configuration.pendingHandshakes.perSource = perSource
+        }
+        if let seconds = file?.handshake_deadline_s {
+            guard seconds >= 0.1, seconds <= 300 else {
+                throw CommandError("handshake_deadline_s must be between 0.1 and 300 seconds; got \(seconds)", exitStatus: 2)
+            }
+            configuration.pendingHandshakes.setDeadline(.milliseconds(Int64(seconds * 1_000)))
+        }
         return configuration
     }
 

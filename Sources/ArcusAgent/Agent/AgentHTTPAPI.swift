@@ -105,6 +105,7 @@ public enum AgentHTTPAPI {
         }
         add(.metrics, to: router) { _, _ in
             await agent.metrics.refresh(from: agent.engine)
+            agent.metrics.pendingHandshakes(agent.pendingHandshakes.count)
             return Response(
                 status: .ok,
                 headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],

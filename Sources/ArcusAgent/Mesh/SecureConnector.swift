@@ -78,13 +78,16 @@ public struct SecureConnector: Sendable {
     /// Runs the handshake on `link` for a sync session of `engine`: resumed when this side dials
     /// (`peer` named) a peer it holds a ticket for, with hints that let both sides leave out the
     /// sync hellos the other holds and go on with the codec contexts both hold (`SyncResumptionHint`).
-    public func secure(_ link: any Link, as role: HandshakeRole, peer: PeerID? = nil, for engine: SyncEngine) async throws -> SecuredLink {
+    /// `timeout` replaces the handshake's own for this link.
+    public func secure(
+        _ link: any Link, as role: HandshakeRole, peer: PeerID? = nil, for engine: SyncEngine, timeout: Duration? = nil
+    ) async throws -> SecuredLink {
         let (hellos, codecs) = (self.hellos, self.codecs)
         var encoder = FrameEncoder()
         let ownHello = encoder.encode(.hello(engine.hello))
         // The hint is asked for once at most, during the handshake; what it advertised goes with the link.
         let advertised = AdvertisedCodecs()
-        let secure = try await handshake.secure(link, as: role, peer: peer, hint: { peer in
+        let secure = try await handshake.secure(link, as: role, peer: peer, timeout: timeout, hint: { peer in
             let codec = codecs.advertise(for: peer)
             advertised.value.withLock { $0 = codec.pinned }
             return SyncResumptionHint(hello: hellos.tags(for: peer, ownHello: ownHello), codec: codec.tags).bytes

@@ -82,10 +82,12 @@ public struct MeshHandshake: Sendable {
 
     /// Runs the handshake on `link`, which neither side may have used yet, and returns the secure
     /// link that replaces it. An initiator that names the `peer` it dialled resumes with its
-    /// ticket for that peer when it holds one. Throws `HandshakeError` (or `CancellationError` if
-    /// the task is cancelled) after closing the link.
+    /// ticket for that peer when it holds one. `timeout`, when given, replaces `self.timeout` for
+    /// this link (an accepted link gets what its `PendingHandshake` has left). Throws
+    /// `HandshakeError` (or `CancellationError` if the task is cancelled) after closing the link.
     public func secure(
-        _ link: any Link, as role: HandshakeRole, peer: PeerID? = nil, hint: @escaping @Sendable (PeerID) -> [UInt8] = { _ in [] }
+        _ link: any Link, as role: HandshakeRole, peer: PeerID? = nil, timeout: Duration? = nil,
+        hint: @escaping @Sendable (PeerID) -> [UInt8] = { _ in [] }
     ) async throws -> SecureLink {
         guard link.mtu >= Self.minimumMTU else {
             link.close()
@@ -95,7 +97,7 @@ public struct MeshHandshake: Sendable {
             link.close()
             throw HandshakeError.certificateNotForThisIdentity
         }
-        let timeout = self.timeout
+        let timeout = timeout ?? self.timeout
         do {
             return try await withThrowingTaskGroup(of: SecureLink?.self) { group in
                 group.addTask {
