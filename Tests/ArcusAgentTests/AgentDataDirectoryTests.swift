@@ -52,7 +52,7 @@ struct AgentDataDirectoryTests {
         let (body, feed) = AsyncStream<ByteBuffer>.makeStream()
         var request = HTTPClientRequest(url: agent.url + Self.uploadPath("p1"))
         request.method = .POST
-        request.body = .stream(body, length: .known(200_000))
+        request.body = .stream(body, length: .known(Int64(200_000)))
         let upload = Task { try await HTTPClient.shared.execute(request, timeout: .seconds(60)) }
         feed.yield(ByteBuffer(bytes: [UInt8](repeating: 1, count: 100_000)))
         var staging: (path: String, directory: Bool, mode: mode_t)?
