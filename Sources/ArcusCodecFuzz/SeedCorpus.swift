@@ -36,6 +36,7 @@ enum SeedCorpus {
                                    subscriptionID: 1, backlog: SyncBacklog(documents: 500, bytes: 64_000))),
             .ack(Ack(position: 42)),
             .attachmentRequest(AttachmentRequest(hash: Array(repeating: 7, count: 32), offset: 0, chunkSize: 180)),
+            .attachmentRequest(AttachmentRequest(hash: Array(repeating: 7, count: 32), offset: 0, chunkSize: 180, hops: 2, length: 99)),
             .attachmentChunk(AttachmentChunk(hash: Array(repeating: 7, count: 32), offset: 0, totalLength: 99, bytes: Array(0..<99))),
             .error(SyncError(code: 3, message: "not allowed")),
         ]

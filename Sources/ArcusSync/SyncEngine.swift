@@ -27,6 +27,13 @@ public final class SyncEngine: Sendable {
         /// Whether this store's credential lets it pass on other writers' events. When not, it
         /// serves its own events only and vouches for nothing else: its peers would refuse them.
         public var relays = true
+        /// Most bytes of blobs peers may make this store keep by asking it to relay them: the
+        /// relayed fetches under way (each reserves its blob's length) and the blobs kept for no
+        /// document (`Store.reclaimableAttachments`), of which the oldest are reclaimed to make
+        /// room. 256 MiB: the largest blob the agent's API takes fits. A blob larger than this is
+        /// not relayed; fetchers then need a peer that has it, or one that references it and
+        /// fetches it for itself.
+        public var relayedAttachmentBytes: Int64 = 256 << 20
         /// Where the engine reports what a person running it may need to know.
         public var log: @Sendable (SyncLogLevel, String) -> Void = { _, _ in }
 
@@ -66,7 +73,7 @@ public final class SyncEngine: Sendable {
         self.store = store
         self.options = options
         peerID = withUnsafeBytes(of: store.site.rawValue.bigEndian) { Array($0) }
-        attachments = AttachmentFetches(store: store, log: options.log)
+        attachments = AttachmentFetches(store: store, relayAllowance: options.relayedAttachmentBytes, log: options.log)
         var loaded: [UInt64: LocalSubscription] = [:]
         for (key, value) in try store.syncRecords(prefix: "sub/") {
             guard let id = UInt64(key.dropFirst(4)), let subscription = LocalSubscription(id: id, record: value) else { continue }

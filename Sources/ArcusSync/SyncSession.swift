@@ -100,6 +100,8 @@ public actor SyncSession {
     nonisolated let readiness = Mutex(false)
     /// `peerDescription`, for logs written from any thread.
     nonisolated let peerLabel = Mutex("a peer (before its hello)")
+    /// `peerID`, for attachment fetches deciding from any thread whom to ask.
+    nonisolated let helloPeerID = Mutex<[UInt8]?>(nil)
     private nonisolated let doorbell: AsyncStream<Void>.Continuation
     private var doorbellStream: AsyncStream<Void>?
     private var waiters: [CheckedContinuation<Void, Never>] = []
@@ -204,7 +206,7 @@ public actor SyncSession {
         case .deltaBatch(let batch): try receivedBatch(batch)
         case .ack(let ack): receivedAck(ack)
         case .attachmentRequest(let request): receivedAttachmentRequest(request)
-        case .attachmentChunk(let chunk): try receivedAttachmentChunk(chunk)
+        case .attachmentChunk(let chunk): receivedAttachmentChunk(chunk)
         case .error(let error): try receivedError(error)
         case .missing(let missing): try receivedMissing(missing)
         case .credentials(let credentials): engine.options.origins?.receive(credentials.items, from: peerDescription)
@@ -242,6 +244,7 @@ public actor SyncSession {
         }
         let label = peerDescription
         peerLabel.withLock { $0 = label }
+        helloPeerID.withLock { $0 = hello.peerID }
         readiness.withLock { $0 = true }
         engine.attachments.sessionReady(self)
         // A side that announces nothing is caught up as soon as the peer has spoken.

@@ -23,12 +23,14 @@ final class RunningAgent: @unchecked Sendable {
 
     /// `start`, from async tests. (Foundation's Process notices a child's exit reliably only on
     /// the thread that waits for it, so this does not move the wait to a thread of its own.)
-    static func launch(data: String, _ extra: [String] = [], environment: [String: String] = [:]) async throws -> RunningAgent {
-        try start(data: data, extra, environment: environment)
+    static func launch(data: String, _ extra: [String] = [], environment: [String: String] = [:], umask: String? = nil) async throws -> RunningAgent {
+        try start(data: data, extra, environment: environment, umask: umask)
     }
 
     /// - Parameter environment: variables set for the agent over this process's own.
-    static func start(data: String, _ extra: [String] = [], environment: [String: String] = [:]) throws -> RunningAgent {
+    /// - Parameter umask: the agent's umask (octal, as the shell's `umask` takes it); the
+    ///   test process's own when nil.
+    static func start(data: String, _ extra: [String] = [], environment: [String: String] = [:], umask: String? = nil) throws -> RunningAgent {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-agent-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         let out = scratch.appendingPathComponent("out"), err = scratch.appendingPathComponent("err")
@@ -37,6 +39,11 @@ final class RunningAgent: @unchecked Sendable {
         let process = Process()
         process.executableURL = try ArcusProcess.executable()
         process.arguments = ["agent", "--data", data, "--http", "127.0.0.1:0", "--name", "test-agent"] + extra
+        if let umask, let arcus = process.executableURL {
+            // The shell sets it and becomes the agent (exec): the same process, as a user runs it.
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "umask \(umask) && exec \"$0\" \"$@\"", arcus.path] + (process.arguments ?? [])
+        }
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)

@@ -70,6 +70,10 @@ public final class Agent: Service, Sendable {
         } catch {
             throw CommandError("cannot open the store in \(configuration.dataDirectory): \(error)")
         }
+        if !store.accessChanges.isEmpty {
+            // An earlier version (or a hand-made directory) left the data open to other users.
+            logger.warning("made the data directory \(configuration.dataDirectory) private to its owner: \(store.accessChanges.joined(separator: ", "))")
+        }
         // The store holds the directory's lock: no upload of this directory is under way.
         AgentHTTPAPI.removeLeftoverUploads(in: configuration.dataDirectory, logger: logger)
         apiToken = try APITokenFile.load(orCreateIn: configuration.dataDirectory)

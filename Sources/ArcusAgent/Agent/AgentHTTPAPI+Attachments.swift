@@ -62,11 +62,17 @@ extension AgentHTTPAPI {
             throw APIError(.contentTooLarge, "the attachment has \(length) bytes; at most \(maximumAttachmentBytes) are taken")
         }
 
-        let staging = URL(fileURLWithPath: agent.configuration.dataDirectory).appendingPathComponent(uploadPrefix + UUID().uuidString)
-        defer { try? FileManager.default.removeItem(at: staging) }
-        guard FileManager.default.createFile(atPath: staging.path, contents: nil), let output = try? FileHandle(forWritingTo: staging) else {
-            throw APIError(.internalServerError, "cannot write \(staging.path): check that the data directory is writable and has room")
+        // A private file (0600) in the data directory, whatever the umask.
+        let upload: (url: URL, handle: FileHandle)?
+        do {
+            upload = try agent.store.makeUploadFile()
+        } catch {
+            throw APIError(.internalServerError, "cannot receive the attachment: \(error)")
         }
+        guard let (staging, output) = upload else {
+            throw APIError(.internalServerError, "this agent's store has no data directory to receive the attachment into")
+        }
+        defer { try? FileManager.default.removeItem(at: staging) }
         var received: Int64 = 0
         do {
             defer { try? output.close() }
@@ -106,7 +112,7 @@ extension AgentHTTPAPI {
     }
 
     /// Names of the files uploads are received into, in the data directory.
-    static let uploadPrefix = ".upload-"
+    static let uploadPrefix = Store.uploadPrefix
 
     /// Removes what uploads cut off by a crash left (at start, when the agent holds the data
     /// directory's lock, so no upload is under way); logs how many.

@@ -30,6 +30,9 @@ public final class Store: Sendable {
     let attachmentFiles: AttachmentFiles
     /// This device's wall clock (`Options.physicalClock`).
     let physicalClock: HybridLogicalClock.PhysicalClock
+    /// What opening the store tightened to make its data directory private ("the data directory
+    /// 755 → 700", "store.sqlite 644 → 600", …); empty when it already was, and in memory.
+    public let accessChanges: [String]
     /// Used by writes only, so uncontended: one writer at a time.
     let stateEncoder = Mutex(StateEncoder())
 
@@ -50,14 +53,13 @@ public final class Store: Sendable {
         public init() {}
     }
 
-    /// Opens (creating if needed) the store in `directory`.
+    /// Opens (creating if needed) the store in `directory`. The directory is made private to
+    /// the user running this (0700, its files 0600; see `DataDirectoryAccess`), whatever the
+    /// umask; `accessChanges` says what was tightened in a directory an earlier version made.
     public convenience init(directory: URL, options: Options = Options()) throws {
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw StoreError.cannotOpen(path: directory.path, reason: "\(error.localizedDescription)")
-        }
+        let access = try DataDirectoryAccess(directory: directory)
         let lock = try DataDirectoryLock(directory: directory)
+        try access.createDatabaseFile(named: "store.sqlite")
         var config = Configuration()
         config.label = "arcus"
         let synchronous = options.synchronous.rawValue
@@ -70,7 +72,7 @@ public final class Store: Sendable {
         } catch {
             throw StoreError.cannotOpen(path: directory.path, reason: "\(error)")
         }
-        try self.init(writer: pool, directory: directory, lock: lock, options: options)
+        try self.init(writer: pool, directory: directory, lock: lock, options: options, accessChanges: access.changes)
     }
 
     /// A store that lives in memory only (for tests and in-memory replays).
@@ -78,8 +80,9 @@ public final class Store: Sendable {
         try self.init(writer: try DatabaseQueue(), directory: nil, lock: nil, options: options)
     }
 
-    private init(writer: any DatabaseWriter, directory: URL?, lock: DataDirectoryLock?, options: Options) throws {
+    private init(writer: any DatabaseWriter, directory: URL?, lock: DataDirectoryLock?, options: Options, accessChanges: [String] = []) throws {
         self.writer = writer
+        self.accessChanges = accessChanges
         self.directory = directory
         self.lock = lock
         try StoreSchema.migrator.migrate(writer)
