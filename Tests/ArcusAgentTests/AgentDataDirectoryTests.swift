@@ -52,7 +52,9 @@ struct AgentDataDirectoryTests {
         let (body, feed) = AsyncStream<ByteBuffer>.makeStream()
         var request = HTTPClientRequest(url: agent.url + Self.uploadPath("p1"))
         request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/octet-stream")
         request.body = .stream(body, length: .known(Int64(200_000)))
+        request = agent.authorized(request)
         let upload = Task { try await HTTPClient.shared.execute(request, timeout: .seconds(60)) }
         feed.yield(ByteBuffer(bytes: [UInt8](repeating: 1, count: 100_000)))
         var staging: (path: String, directory: Bool, mode: mode_t)?
@@ -86,9 +88,9 @@ struct AgentDataDirectoryTests {
         let reply = try await agent.request(.POST, Self.uploadPath("p1"), body: "a small blob")
         #expect(reply.status == 201, "\(reply.body)")
         #expect(agent.stop() == 0)
-        // As an earlier version left it with the usual umask. (The identity was always 0600;
-        // one that others may read is refused, as its key may have leaked.)
-        for entry in Self.modes(under: data) where !entry.path.hasSuffix("/identity") {
+        // As an earlier version left it with the usual umask. (The identity and the API token were
+        // always 0600; one that others may read is refused, as what it holds may have leaked.)
+        for entry in Self.modes(under: data) where !entry.path.hasSuffix("/identity") && !entry.path.hasSuffix("/api-token") {
             #expect(chmod(entry.path, entry.directory ? 0o755 : 0o644) == 0)
         }
 
