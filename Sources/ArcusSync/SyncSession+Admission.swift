@@ -107,15 +107,15 @@ extension BatchAdmission {
             // been lost on the way). What the peer vouches for stops below them, so they come
             // again. A writer's events where its credential does not let it write are wanted from
             // no one.
-            var wanted: [SiteID] = []
+            var wanted = Set<SiteID>()
             for element in admission.refused.elements where element.site != peerSite && permissions.relay {
                 let rights = writableCollections(of: element.site)
                 if !(rights?.contains(collection) ?? false) { refusals.unauthorised.insert(element.site) }
-                if rights == nil { wanted.append(element.site) }
+                if rights == nil { wanted.insert(element.site) }
             }
             if admission.refusedForTime {
                 refusals.ahead += 1
-                wanted = admission.refused.elements.map(\.site)
+                wanted.formUnion(refusedSites)
             }
             for element in admission.refused.elements where wanted.contains(element.site) && askAgainFrom[element.site].map({ element.time < $0 }) ?? true {
                 askAgainFrom[element.site] = element.time
