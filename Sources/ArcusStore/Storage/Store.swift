@@ -30,6 +30,10 @@ public final class Store: Sendable {
     let attachmentFiles: AttachmentFiles
     /// This device's wall clock (`Options.physicalClock`).
     let physicalClock: HybridLogicalClock.PhysicalClock
+    /// The highest reading of it kept (see `WallClockMark`).
+    let wallClockMark: Mutex<WallClockMark>
+    /// `Options.clockSkewAllowance`.
+    let clockSkewAllowance: Duration
     /// Used by writes only, so uncontended: one writer at a time.
     let stateEncoder = Mutex(StateEncoder())
 
@@ -44,6 +48,9 @@ public final class Store: Sendable {
         /// that every peer can tell whose writes are whose from the writer's credential; a store
         /// made before that takes the new site for its later writes (its earlier ones keep theirs).
         public var site: SiteID? = nil
+        /// How far ahead of this device's clock a remote event may be stamped and still be
+        /// merged (see `latestAdmissibleTime`); default a week (`defaultClockSkewAllowance`).
+        public var clockSkewAllowance: Duration = Store.defaultClockSkewAllowance
 
         public enum Synchronous: String, Sendable { case normal = "NORMAL", full = "FULL" }
 
@@ -83,7 +90,8 @@ public final class Store: Sendable {
         self.directory = directory
         self.lock = lock
         try StoreSchema.migrator.migrate(writer)
-        let (site, version, latest, lastSequence, checkpoint) = try writer.write { db -> (SiteID, VersionVector, Timestamp, Int64, Int64) in
+        let (site, version, latest, lastSequence, checkpoint, mark) = try writer.write {
+            db -> (SiteID, VersionVector, Timestamp, Int64, Int64, UInt64) in
             let site: SiteID
             // Stored as the Int64 with the same bits: SQLite integers are signed.
             let stored = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'site'").map {
@@ -100,20 +108,24 @@ public final class Store: Sendable {
                 }
                 try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('site', ?)", arguments: [Int64(bitPattern: site.rawValue)])
             }
+            let mark = max(try WallClockMark.load(db), options.physicalClock())
+            try WallClockMark.save(mark, db)
             let sequence = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM document") ?? 0
             let (version, latest) = try SiteVersions.recover(db, site: site)
             guard let checkpoint = try SiteVersions.checkpointSequence(db) else {
                 // A new store, or one that wrote its version vector on every commit: complete now.
                 try SiteVersions.checkpoint(version, through: sequence, db)
-                return (site, version, latest, sequence, sequence)
+                return (site, version, latest, sequence, sequence, mark)
             }
-            return (site, version, latest, sequence, checkpoint)
+            return (site, version, latest, sequence, checkpoint, mark)
         }
         self.site = site
         indexes = Mutex(try writer.read { try FieldIndex.all($0) })
         // Above every event stored, local or merged: stamps never repeat or go back after a restart.
         clock = Mutex(HybridLogicalClock(last: latest, physical: options.physicalClock))
         physicalClock = options.physicalClock
+        wallClockMark = Mutex(WallClockMark(persisted: mark))
+        clockSkewAllowance = options.clockSkewAllowance
         versionVector = Mutex(version)
         versionCheckpoint = Mutex(checkpoint)
         sequence = Mutex(lastSequence)
@@ -143,14 +155,19 @@ public final class Store: Sendable {
 
     // MARK: - Clock and change log
 
-    /// A fresh stamp for a local write.
-    func stamp() -> Stamp {
-        Stamp(time: clock.withLock { $0.tick() }, site: site)
+    /// A fresh stamp for a local write. Throws only if the clock is at the last time there is,
+    /// which a store's clock never reaches once it takes in no remote time beyond its bound.
+    func stamp() throws(StoreError) -> Stamp {
+        do {
+            return Stamp(time: try clock.withLock { clock throws(HybridLogicalClock.Exhausted) in try clock.tick() }, site: site)
+        } catch {
+            throw StoreError.clockExhausted(last: error.last)
+        }
     }
 
-    /// Takes in a clock reading from a merged delta.
-    func observe(_ time: Timestamp) {
-        clock.withLock { $0.observe(time) }
+    /// Takes in a clock reading from a merged delta, unless it is later than `latest`.
+    func observe(_ time: Timestamp, through latest: Timestamp) {
+        clock.withLock { _ = $0.observe(time, through: latest) }
     }
 
     var lastTime: Timestamp { clock.withLock { $0.last } }
