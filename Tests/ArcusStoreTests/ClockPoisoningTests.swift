@@ -129,4 +129,122 @@ struct ClockPoisoningTests {
         let mark = try DatabaseQueue(path: directory.appendingPathComponent("store.sqlite").path).read { try WallClockMark.load($0) }
         #expect(mark == Self.now + 10 * 60_000)
     }
+
+    // MARK: - A store poisoned before remote times were bounded
+
+    /// A store poisoned the way the finding describes: a liar's event near the end of time merged
+    /// (written directly, as the old merge path did), then local writes that a clock which took
+    /// it in stamped after it, up to the very last time there is. Returns the store's site.
+    static func poisonedStore(at directory: URL) throws -> SiteID {
+        let store = try Store(directory: directory, options: options())
+        try store.collection("orders").upsert(["_id": "o1", "status": "open", "qty": 0])
+        _ = try store.execute("UPDATE COLLECTION orders (qty PN_COUNTER) APPLY qty PN_INCREMENT BY 3 WHERE _id = 'o1'")
+        try store.merge(DeltaBatch(documents: [delta(["status": "theirs"], at: Timestamp(milliseconds: now - 5), by: peer,
+                                                     key: DocumentKey("orders", "o2"))]))
+        let poison = Timestamp(rawValue: .max - 4)
+        let site = store.site
+        try store.write { tx in
+            let row = DocumentRows.RowID(order)
+            var state = try #require(try tx.load(row))
+            let liarsWrite = delta(["status": "hacked", "owner": "mallory"], at: poison, by: liar).state
+            state.join(liarsWrite)
+            try tx.save(row, state: state, delta: liarsWrite, wasLive: true, hadAttachments: false, local: false)
+        }
+        // The poisoned clock stamps the user's next writes after the poison.
+        func at(_ offset: UInt64) -> Stamp { Stamp(time: Timestamp(rawValue: poison.rawValue + offset), site: site) }
+        try store.write { tx in
+            try tx.apply(order) { state, _ in state.set(["status"], to: "closed", at: at(1)) }
+            try tx.apply(order) { state, _ in state.increment(["qty"], by: .int(2), at: at(2)) }
+            try tx.apply(DocumentKey("orders", "o3")) { state, _ in state.upsert(["status": "mine"], at: at(3)) }
+            try tx.apply(order) { state, _ in state.unset(["owner"], at: at(4)) }
+        }
+        return site
+    }
+
+    @Test("a poisoned store recovers at open: local writes win again, the clock is sane, its own values stay, and a peer does not get the poison back")
+    func poisonedStoreRecovers() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let site = try Self.poisonedStore(at: directory)
+
+        let (contents, version) = try { () throws -> ([Value], VersionVector) in
+        let store = try Store(directory: directory, options: Self.options())
+        #expect(store.site == site)
+        let bound = store.latestAdmissibleTime
+        // The user's own writes made while the clock was poisoned are still there.
+        #expect(try store.collection("orders").findByID("o1").exec() == ["_id": "o1", "status": "closed", "qty": 5])
+        #expect(try Self.status(store, "o2") == "theirs")
+        #expect(try Self.status(store, "o3") == "mine")
+        // A local write now wins (a clock left at the end of time would wrap to zero and lose).
+        try store.collection("orders").findByID("o1").update { $0["status"].set("reopened") }
+        #expect(try Self.status(store) == "reopened")
+        #expect(store.lastTime <= bound)
+        #expect(store.version.maxTime <= bound)
+        // A peer that syncs with it gets the user's data and nothing stamped beyond the bound.
+        let batch = try store.changes(after: 0, since: .empty).batch
+        #expect(Self.latestTime(in: batch) <= bound)
+        let peer = try Store(inMemory: Self.options())
+        try peer.merge(batch)
+        #expect(try peer.collection("orders").findByID("o1").exec() == ["_id": "o1", "status": "reopened", "qty": 5])
+        #expect(try Self.status(peer, "o3") == "mine")
+        #expect(peer.lastTime <= bound)
+
+        return (try store.execute("SELECT * FROM orders ORDER BY _id").items, store.version)
+        }()
+        // Reopened again, it stays as it is.
+        let again = try Store(directory: directory, options: Self.options())
+        #expect(try again.execute("SELECT * FROM orders ORDER BY _id").items == contents)
+        #expect(again.version == version)
+    }
+
+    @Test("the recovery is reported once: documents and fields repaired, cells dropped and re-applied, sites lowered")
+    func recoveryReport() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        _ = try Self.poisonedStore(at: directory)
+        do {
+            let store = try Store(directory: directory, options: Self.options())
+            let recovery = try #require(store.recoveredFromClockPoisoning)
+            #expect(recovery.documentCount == 2)
+            // The liar wrote o1 as a new document: its presence marker ("") is the one cell of
+            // its left to drop ("owner" the user removed, "status" the user overwrote).
+            #expect(Set(recovery.documents) == ["orders/\"o1\": \"\", owner, qty, status", "orders/\"o3\": \"\", status"])
+            #expect(recovery.cellsDropped == 1)
+            // The user's value, counter contribution and removal in o1; o3's marker and value.
+            #expect(recovery.cellsReapplied == 5)
+            #expect(recovery.sitesLowered.contains(Self.liar) && recovery.sitesLowered.contains(store.site))
+            #expect(recovery.clockBefore > recovery.bound && recovery.clockAfter <= recovery.bound)
+            #expect(recovery.description.contains("2 document(s) repaired"))
+        }
+        let again = try Store(directory: directory, options: Self.options())
+        #expect(again.recoveredFromClockPoisoning == nil)
+    }
+
+    @Test("an older store holding another device's poisoned event, and no trace of it in its clock, is repaired by a one-time check")
+    func olderStoreChecked() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let store = try Store(directory: directory, options: Self.options())
+            try store.collection("orders").upsert(["_id": "o1", "status": "open"])
+            try store.write { tx in
+                let row = DocumentRows.RowID(Self.order)
+                var state = try #require(try tx.load(row))
+                let liarsWrite = Self.delta(["color": "red"], at: Timestamp(rawValue: .max - 4), by: Self.liar).state
+                state.join(liarsWrite)
+                try tx.save(row, state: state, delta: liarsWrite, wasLive: true, hadAttachments: false, local: false)
+            }
+        }
+        // Made before stores were checked: no mark that it was.
+        try DatabaseQueue(path: directory.appendingPathComponent("store.sqlite").path).write { db in
+            try db.execute(sql: "DELETE FROM meta WHERE key = 'clock_checked'")
+        }
+        let store = try Store(directory: directory, options: Self.options())
+        #expect(try store.collection("orders").findByID("o1").exec() == ["_id": "o1", "status": "open"])
+        let recovery = try #require(store.recoveredFromClockPoisoning)
+        // The liar's value and its presence marker.
+        #expect(recovery.documentCount == 1 && recovery.cellsDropped == 2 && recovery.cellsReapplied == 0)
+        #expect(recovery.sitesLowered == [Self.liar])
+        #expect(Self.latestTime(in: try store.changes(after: 0, since: .empty).batch) <= store.latestAdmissibleTime)
+    }
 }

@@ -34,6 +34,7 @@ public final class Store: Sendable {
     let wallClockMark: Mutex<WallClockMark>
     /// `Options.clockSkewAllowance`.
     let clockSkewAllowance: Duration
+    private let clockRecovery = Mutex<ClockPoisoningRecovery?>(nil)
     /// Used by writes only, so uncontended: one writer at a time.
     let stateEncoder = Mutex(StateEncoder())
 
@@ -90,8 +91,8 @@ public final class Store: Sendable {
         self.directory = directory
         self.lock = lock
         try StoreSchema.migrator.migrate(writer)
-        let (site, version, latest, lastSequence, checkpoint, mark) = try writer.write {
-            db -> (SiteID, VersionVector, Timestamp, Int64, Int64, UInt64) in
+        let (site, version, latest, lastSequence, checkpoint, mark, checked) = try writer.write {
+            db -> (SiteID, VersionVector, Timestamp, Int64, Int64, UInt64, Bool) in
             let site: SiteID
             // Stored as the Int64 with the same bits: SQLite integers are signed.
             let stored = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'site'").map {
@@ -110,14 +111,17 @@ public final class Store: Sendable {
             }
             let mark = max(try WallClockMark.load(db), options.physicalClock())
             try WallClockMark.save(mark, db)
+            // A new store has nothing stamped beyond any bound; an older one is checked once.
+            if stored == nil { try ClockPoisoningRecovery.markChecked(db) }
+            let checked = try ClockPoisoningRecovery.isChecked(db)
             let sequence = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM document") ?? 0
             let (version, latest) = try SiteVersions.recover(db, site: site)
             guard let checkpoint = try SiteVersions.checkpointSequence(db) else {
                 // A new store, or one that wrote its version vector on every commit: complete now.
                 try SiteVersions.checkpoint(version, through: sequence, db)
-                return (site, version, latest, sequence, sequence, mark)
+                return (site, version, latest, sequence, sequence, mark, checked)
             }
-            return (site, version, latest, sequence, checkpoint, mark)
+            return (site, version, latest, sequence, checkpoint, mark, checked)
         }
         self.site = site
         indexes = Mutex(try writer.read { try FieldIndex.all($0) })
@@ -130,7 +134,14 @@ public final class Store: Sendable {
         versionCheckpoint = Mutex(checkpoint)
         sequence = Mutex(lastSequence)
         attachmentFiles = AttachmentFiles(directory: directory?.appendingPathComponent("attachments"))
+        // A store whose clock was poisoned (before remote times were bounded) gets well here.
+        let recovery = try recoverFromClockPoisoning(latest: latest, scanDocuments: !checked)
+        clockRecovery.withLock { $0 = recovery }
     }
+
+    /// What opening the store did about events stamped beyond `latestAdmissibleTime` (see
+    /// `ClockPoisoningRecovery`); nil when there were none. Worth a log line: the agent logs it.
+    public var recoveredFromClockPoisoning: ClockPoisoningRecovery? { clockRecovery.withLock { $0 } }
 
     /// Before a store's site changes: documents stored as the creation time of one local write
     /// (their site implied by the store's) are stored whole, so they keep the site they were
@@ -156,7 +167,7 @@ public final class Store: Sendable {
     // MARK: - Clock and change log
 
     /// A fresh stamp for a local write. Throws only if the clock is at the last time there is,
-    /// which a store's clock never reaches once it takes in no remote time beyond its bound.
+    /// which a store's clock never reaches: it takes in no remote time beyond its bound.
     func stamp() throws(StoreError) -> Stamp {
         do {
             return Stamp(time: try clock.withLock { clock throws(HybridLogicalClock.Exhausted) in try clock.tick() }, site: site)
@@ -171,6 +182,16 @@ public final class Store: Sendable {
     }
 
     var lastTime: Timestamp { clock.withLock { $0.last } }
+
+    /// Restarts the clock at `last` (recovering from a poisoned one).
+    func restartClock(at last: Timestamp) {
+        clock.withLock { $0 = HybridLogicalClock(last: last, physical: physicalClock) }
+    }
+
+    /// Replaces the in-memory version vector (recovering from a poisoned clock lowers it).
+    func resetVersion(_ version: VersionVector) {
+        versionVector.withLock { $0 = version }
+    }
 
     func nextSequence() -> Int64 {
         sequence.withLock {

@@ -38,7 +38,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .attachment(let message):
             return message
         case .clockExhausted(let last):
-            return "this store's clock is at \(last), the last time a timestamp can hold, so no later write can be ordered: it took in a time beyond the clock skew allowance before such times were refused"
+            return "this store's clock is at \(last), the last time a timestamp can hold, so no later write can be ordered; reopen the store: opening recovers from times beyond the clock skew allowance"
 
         }
     }
