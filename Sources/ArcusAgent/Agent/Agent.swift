@@ -49,11 +49,14 @@ public final class Agent: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         let directory = URL(fileURLWithPath: configuration.dataDirectory)
+        var storeOptions = Store.Options()
+        storeOptions.clockSkewAllowance = configuration.clockSkewAllowance
         do {
-            store = try Store(directory: directory)
+            store = try Store(directory: directory, options: storeOptions)
         } catch {
             throw CommandError("cannot open the store in \(configuration.dataDirectory): \(error)")
         }
+        if let recovery = store.recoveredFromClockPoisoning { logger.warning("\(recovery)") }
         // The store holds the directory's lock: no upload of this directory is under way.
         AgentHTTPAPI.removeLeftoverUploads(in: configuration.dataDirectory, logger: logger)
         do {

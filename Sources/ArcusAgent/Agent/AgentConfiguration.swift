@@ -1,5 +1,6 @@
 import ArcusLAN
 import ArcusMesh
+import ArcusStore
 import Foundation
 
 /// What `arcus agent` runs with: its options, from the command line over an optional JSON
@@ -41,6 +42,12 @@ public struct AgentConfiguration: Sendable {
     /// Whether the agent hands the pages start-up touched back to the kernel once it has
     /// settled (`StartupMemory`).
     public var releaseStartupMemory = true
+    /// How far ahead of this device's clock a peer's write may be stamped and still be merged
+    /// (`Store.Options.clockSkewAllowance`; `clock_skew_allowance`, `--clock-skew-allowance`).
+    public var clockSkewAllowance = Store.defaultClockSkewAllowance
+    /// The most `--clock-skew-allowance` takes: past a year it no longer bounds anything a
+    /// device could honestly be off by.
+    public static let clockSkewAllowanceLimit: Duration = .seconds(366 * 86_400)
 
     public static let defaultHTTP = LANAddress(host: "127.0.0.1", port: 4747)
 
@@ -86,13 +93,14 @@ public struct AgentConfiguration: Sendable {
         var cloud_stored_max_bytes: Int?
         var role: String?
         var release_startup_memory: Bool?
+        var clock_skew_allowance: String?
     }
 
     static let fileKeys: Set<String> = [
         "name", "http", "listen", "transports", "peers", "subscribe", "mesh_secret_file", "certificate_file", "authority_file",
         "ble_emulated", "ble_links", "ble_psm", "cloud", "cloud_credentials_file", "cloud_ca_file", "cloud_certificate_file",
         "cloud_key_file", "cloud_store_and_forward", "cloud_stored_max_age_s", "cloud_stored_max_bytes", "role",
-        "release_startup_memory",
+        "release_startup_memory", "clock_skew_allowance",
     ]
 
     /// The command line's options over the file's (a list given on the command line replaces
@@ -100,7 +108,7 @@ public struct AgentConfiguration: Sendable {
     public static func resolve(
         dataDirectory: String, configFile: String?, name: String?, http: String?, listen: String?,
         transports: String?, peers: [String], subscriptions: [String], bleEmulated: String? = nil, bleLinks: Int? = nil, blePSM: Int? = nil,
-        cloud: [String] = [], role: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+        cloud: [String] = [], role: String? = nil, clockSkewAllowance: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(CommandError) -> AgentConfiguration {
         let file = try readFile(configFile, environment: environment)
         let httpText = http ?? file?.http
@@ -133,6 +141,9 @@ public struct AgentConfiguration: Sendable {
         try configuration.cloud.read(urls: cloud.isEmpty ? (file?.cloud ?? []) : cloud, file: file.map(cloudKeys))
         configuration.role = try (role ?? file?.role).map { text throws(CommandError) in try AgentRole.parse(text) } ?? .peer
         configuration.releaseStartupMemory = file?.release_startup_memory ?? true
+        if let text = clockSkewAllowance ?? file?.clock_skew_allowance {
+            configuration.clockSkewAllowance = try Duration(parsing: text, option: "--clock-skew-allowance", limit: clockSkewAllowanceLimit)
+        }
         return configuration
     }
 
