@@ -68,6 +68,10 @@ struct ClockPoisoningTests {
         var encoder = FrameEncoder()
         try mallory.sendRaw(encoder.encode(.hello(Hello(peerID: peerID, protocolVersion: SyncSession.protocolVersion, name: "mallory"))))
         encoder.context.intern(victim.store.site)
+        // A batch may only answer a subscription the victim announced in this session.
+        #expect(try await eventually {
+            try channel.sentMessages().contains { if case .summary(let summary) = $0 { summary.subscriptionID == 1 } else { false } }
+        })
 
         // In its own name, at the last time there is: a victim whose clock took it in would
         // stamp its next write at max + 1, which wraps to zero and loses to everything.
