@@ -44,8 +44,9 @@ public final class WriteTransaction {
     /// The latest time a merged event may carry, read once per transaction.
     private(set) lazy var latestAdmissibleTime = store.latestAdmissibleTime
     /// Sites whose merged events this transaction refused for being stamped beyond
-    /// `latestAdmissibleTime`; a version a peer vouches for (`covers`) claims none of them.
-    var sitesRefusedForTime = Set<SiteID>()
+    /// `latestAdmissibleTime`: a version a peer vouches for (`covers`) must claim none of them,
+    /// here or in any record of what a peer said it has.
+    public internal(set) var sitesRefusedForTime = Set<SiteID>()
     /// How many merged documents had events refused for their time.
     public internal(set) var documentsRefusedForTime = 0
 
