@@ -61,6 +61,9 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(help: "peer (default), or hub: an always-on peer that subscribes to every collection and keeps it, so that devices that never meet converge through it.")
     var role: String?
 
+    @Option(help: "How far ahead of this device's clock a peer's write may be stamped and still be merged: a number and s, m, h or d (default 7d, for boards without a real-time clock that were off for a week). Later writes are refused.")
+    var clockSkewAllowance: String?
+
     @Option(help: "The log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
@@ -69,7 +72,7 @@ struct AgentCommand: AsyncParsableCommand {
             let configuration = try AgentConfiguration.resolve(
                 dataDirectory: data, configFile: config, name: name, http: http, httpExpose: httpExpose, listen: listen,
                 transports: transports, peers: peer, subscriptions: subscribe, bleEmulated: bleEmulated, bleLinks: bleLinks, blePSM: blePsm,
-                cloud: cloud, role: role
+                cloud: cloud, role: role, clockSkewAllowance: clockSkewAllowance
             )
             try await Agent.runUntilSignalled(configuration, logger: try AgentLogging.standardError(level: logLevel))
         } catch let error as CommandError {

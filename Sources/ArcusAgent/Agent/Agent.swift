@@ -63,8 +63,10 @@ public final class Agent: Service, Sendable {
         self.configuration = configuration
         self.logger = logger
         let directory = URL(fileURLWithPath: configuration.dataDirectory)
+        var storeOptions = Store.Options()
+        storeOptions.clockSkewAllowance = configuration.clockSkewAllowance
         do {
-            (store, identity) = try DataDirectoryStore.open(directory)
+            (store, identity) = try DataDirectoryStore.open(directory, options: storeOptions)
         } catch let error as IdentityError {
             throw CommandError("cannot use the identity in \(configuration.dataDirectory): \(error)")
         } catch {
@@ -74,6 +76,7 @@ public final class Agent: Service, Sendable {
             // An earlier version (or a hand-made directory) left the data open to other users.
             logger.warning("made the data directory \(configuration.dataDirectory) private to its owner: \(store.accessChanges.joined(separator: ", "))")
         }
+        if let recovery = store.recoveredFromClockPoisoning { logger.warning("\(recovery)") }
         // The store holds the directory's lock: no upload of this directory is under way.
         AgentHTTPAPI.removeLeftoverUploads(in: configuration.dataDirectory, logger: logger)
         apiToken = try APITokenFile.load(orCreateIn: configuration.dataDirectory)

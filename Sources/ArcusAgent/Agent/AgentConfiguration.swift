@@ -1,5 +1,6 @@
 import ArcusLAN
 import ArcusMesh
+import ArcusStore
 import Foundation
 
 /// What `arcus agent` runs with: its options, from the command line over an optional JSON
@@ -51,6 +52,12 @@ public struct AgentConfiguration: Sendable {
     /// one source, and for how long (`pending_handshakes`, `pending_handshakes_per_source`,
     /// `handshake_deadline_s`; the defaults are `PendingHandshakes.Limits`'s).
     public var pendingHandshakes = PendingHandshakes.Limits()
+    /// How far ahead of this device's clock a peer's write may be stamped and still be merged
+    /// (`Store.Options.clockSkewAllowance`; `clock_skew_allowance`, `--clock-skew-allowance`).
+    public var clockSkewAllowance = Store.defaultClockSkewAllowance
+    /// The most `--clock-skew-allowance` takes: past a year it no longer bounds anything a
+    /// device could honestly be off by.
+    public static let clockSkewAllowanceLimit: Duration = .seconds(366 * 86_400)
 
     public static let defaultHTTP = LANAddress(host: "127.0.0.1", port: 4747)
 
@@ -101,13 +108,14 @@ public struct AgentConfiguration: Sendable {
         var pending_handshakes: Int?
         var pending_handshakes_per_source: Int?
         var handshake_deadline_s: Double?
+        var clock_skew_allowance: String?
     }
 
     static let fileKeys: Set<String> = [
         "name", "http", "http_expose", "listen", "transports", "peers", "subscribe", "mesh_secret_file", "certificate_file", "authority_file",
         "revocation_file", "ble_emulated", "ble_links", "ble_psm", "cloud", "cloud_credentials_file", "cloud_ca_file", "cloud_certificate_file",
         "cloud_key_file", "cloud_store_and_forward", "cloud_stored_max_age_s", "cloud_stored_max_bytes", "role",
-        "release_startup_memory", "pending_handshakes", "pending_handshakes_per_source", "handshake_deadline_s",
+        "release_startup_memory", "pending_handshakes", "pending_handshakes_per_source", "handshake_deadline_s", "clock_skew_allowance",
     ]
 
     /// The command line's options over the file's (a list given on the command line replaces
@@ -115,7 +123,7 @@ public struct AgentConfiguration: Sendable {
     public static func resolve(
         dataDirectory: String, configFile: String?, name: String?, http: String?, httpExpose: Bool = false, listen: String?,
         transports: String?, peers: [String], subscriptions: [String], bleEmulated: String? = nil, bleLinks: Int? = nil, blePSM: Int? = nil,
-        cloud: [String] = [], role: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+        cloud: [String] = [], role: String? = nil, clockSkewAllowance: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(CommandError) -> AgentConfiguration {
         let file = try readFile(configFile, environment: environment)
         let httpText = http ?? file?.http
@@ -166,6 +174,9 @@ public struct AgentConfiguration: Sendable {
                 throw CommandError("handshake_deadline_s must be between 0.1 and 300 seconds; got \(seconds)", exitStatus: 2)
             }
             configuration.pendingHandshakes.setDeadline(.milliseconds(Int64(seconds * 1_000)))
+        }
+        if let text = clockSkewAllowance ?? file?.clock_skew_allowance {
+            configuration.clockSkewAllowance = try Duration(parsing: text, option: "--clock-skew-allowance", limit: clockSkewAllowanceLimit)
         }
         return configuration
     }
