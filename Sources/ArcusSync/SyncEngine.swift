@@ -79,6 +79,7 @@ public final class SyncEngine: Sendable {
             guard let id = UInt64(key.dropFirst(4)), let subscription = LocalSubscription(id: id, record: value) else { continue }
             loaded[id] = subscription
         }
+        try Self.lowerPoisonedClaims(&loaded, store: store, log: options.log)
         state.withLock { state in
             state.subscriptions = loaded
             state.nextSubscriptionID = (loaded.keys.max() ?? 0) + 1
@@ -91,6 +92,29 @@ public final class SyncEngine: Sendable {
         let listener = store.addChangeListener { [weak self] _ in self?.storeChanged() }
         hooks.withLock { $0 = [hook, listener] }
         attachments.sessions.withLock { $0 = { [weak self] in self?.sessions ?? [] } }
+    }
+
+    /// Subscriptions whose knowledge a poisoned clock inflated (claims past this store's
+    /// bound, or of sites its clock repair lowered) claim only what the store holds, so that
+    /// peers send those sites' writes again; recorded at once, since the repair is reported only
+    /// by the open that made it.
+    private static func lowerPoisonedClaims(_ subscriptions: inout [UInt64: LocalSubscription], store: Store, log: @Sendable (SyncLogLevel, String) -> Void) throws {
+        let bound = store.latestAdmissibleTime
+        let sites = Set(store.recoveredFromClockPoisoning?.sitesLowered ?? [])
+        let held = store.version
+        var lowered: [LocalSubscription] = []
+        for (id, var subscription) in subscriptions where subscription.lowerClaims(beyond: bound, of: sites, held: held, site: store.site) {
+            subscriptions[id] = subscription
+            lowered.append(subscription)
+        }
+        guard !lowered.isEmpty else { return }
+        try store.write { tx in
+            for subscription in lowered { try tx.setSyncRecord(SyncRecords.subscriptionKey(subscription.id), subscription.record) }
+        }
+        log(.warning, """
+            \(lowered.count) subscription(s) claimed writes this store does not hold (a clock that was poisoned, or repaired): \
+            they now claim what it holds, and peers send the rest again
+            """)
     }
 
     // MARK: - Subscriptions

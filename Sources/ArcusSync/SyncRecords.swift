@@ -243,6 +243,29 @@ struct LocalSubscription: Sendable {
         }
     }
 
+    /// Lowers what the subscription claims of another site to what the store holds of it
+    /// (`held`), where the claim names events past `bound` (no peer could have vouched for them
+    /// since remote clocks are bounded: they came from a poisoned clock) or the site is one of
+    /// `sites` (those whose events the store's clock repair dropped, `ClockPoisoningRecovery`).
+    /// Such a claim would keep peers from sending that site's real writes. This store's own site
+    /// is left alone: its claim follows its clock. Returns whether anything was lowered.
+    mutating func lowerClaims(beyond bound: Timestamp, of sites: Set<SiteID>, held: VersionVector, site own: SiteID) -> Bool {
+        var limits: [SiteID: Timestamp] = [:]
+        for element in knowledge.elements where element.site != own && (element.time > bound || sites.contains(element.site)) {
+            // Nothing held of the site: claim none of it (a limit of zero drops the entry).
+            guard let held = held[element.site] else {
+                limits[element.site] = .zero
+                continue
+            }
+            let kept = min(held, bound)
+            guard element.time > kept else { continue }
+            limits[element.site] = Timestamp(rawValue: kept.rawValue + 1)
+        }
+        guard !limits.isEmpty else { return false }
+        stopClaiming(from: VersionVector(limits), site: own)
+        return true
+    }
+
     /// Stops claiming each site's events from the time given on.
     private mutating func stopClaiming(from limits: VersionVector, site: SiteID) {
         knowledge = knowledge.lowered(below: limits)
