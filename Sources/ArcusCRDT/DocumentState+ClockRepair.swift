@@ -39,21 +39,23 @@ extension DocumentState {
     }
 
     /// The repair of this state for a replica whose site is `site` and whose bound is `latest`;
-    /// nil when nothing needs it. `fresh` gives a new reading of the replica's clock for each of
+    /// nil when nothing needs it. `formerSites` are sites the replica wrote under before (a store
+    /// whose site changed): their cells are its own writes too, re-stamped under `site`. `fresh` gives a new reading of the replica's clock for each of
     /// its re-stamped writes, each later than every event the state keeps and than the one
     /// before (a sane clock restarted above every event the store keeps does).
-    public func repairingClock(through latest: Timestamp, site: SiteID, fresh: () throws -> Timestamp) rethrows -> ClockRepair? {
+    public func repairingClock(through latest: Timestamp, site: SiteID, formerSites: Set<SiteID> = [], fresh: () throws -> Timestamp) rethrows -> ClockRepair? {
+        let own = formerSites.union([site])
         func poisoned(_ cell: Cell) -> Bool {
-            cell.kind != .field && (cell.event.time > latest || cell.order.time > latest || (cell.event.site == site && cell.event.time == .zero))
+            cell.kind != .field && (cell.event.time > latest || cell.order.time > latest || (own.contains(cell.event.site) && cell.event.time == .zero))
         }
         guard version.maxTime > latest || cells.contains(where: poisoned) else { return nil }
 
         // This site's stamps to replace, in their old order: events, and orders of this site's
         // values that a kept removal or baseline names.
         var old = Set<Stamp>()
-        for cell in cells where poisoned(cell) && cell.event.site == site {
+        for cell in cells where poisoned(cell) && own.contains(cell.event.site) {
             old.insert(cell.event)
-            if cell.order.site == site && cell.order.time > latest { old.insert(cell.order) }
+            if own.contains(cell.order.site) && cell.order.time > latest { old.insert(cell.order) }
         }
         var renewed: [Stamp: Stamp] = [:]
         for stamp in old.sorted() { renewed[stamp] = Stamp(time: try fresh(), site: site) }
@@ -75,7 +77,7 @@ extension DocumentState {
             // A map's marker belongs to the field the map is in; the root's to the document.
             let depth = cell.kind == .marker ? Int(cell.depth) : Int(cell.depth) + 1
             fields.insert(path.prefix(depth).joined(separator: "."))
-            guard cell.event.site == site, let event = renewed[cell.event] else {
+            guard own.contains(cell.event.site), let event = renewed[cell.event] else {
                 dropped += 1
                 continue
             }

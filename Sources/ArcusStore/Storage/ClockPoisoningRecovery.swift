@@ -70,12 +70,16 @@ extension Store {
         let bound = latestAdmissibleTime
         guard scanDocuments || latest > bound else { return nil }
         let site = self.site
+        let former = try writer.read { db in
+            Set(try Int64.fetchAll(db, sql: "SELECT site FROM former_site").map { SiteID(UInt64(bitPattern: $0)) })
+        }
+        let own = former.union([site])
 
         // One pass over every document: which are poisoned, and what each holds within the
         // bound (all of which a repair keeps).
         var poisoned: [DocumentRows.RowID] = []
         var held = VersionVector()
-        func wrapped(_ cell: Cell) -> Bool { cell.kind != .field && cell.event.site == site && cell.event.time == .zero }
+        func wrapped(_ cell: Cell) -> Bool { cell.kind != .field && own.contains(cell.event.site) && cell.event.time == .zero }
         try writer.read { db in
             let rows = try Row.fetchCursor(db, sql: "SELECT collection, id, state, json FROM document")
             while let row = try rows.next() {
@@ -109,7 +113,7 @@ extension Store {
         try write { tx in
             for row in poisoned {
                 guard let state = try tx.load(row),
-                      let repair = try state.repairingClock(through: bound, site: site, fresh: { try stamp().time }) else { continue }
+                      let repair = try state.repairingClock(through: bound, site: site, formerSites: former, fresh: { try stamp().time }) else { continue }
                 try tx.save(row, state: repair.state, delta: repair.reapplied ?? DocumentState(), wasLive: state.isLive,
                             hadAttachments: !state.attachments.isEmpty)
                 held.formUnion(repair.state.eventVersion)

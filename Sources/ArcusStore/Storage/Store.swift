@@ -109,6 +109,9 @@ public final class Store: Sendable {
                     let (version, _) = try SiteVersions.recover(db, site: stored)
                     try SiteVersions.checkpoint(version, through: try Int64.fetchOne(db, sql: "SELECT max(seq) FROM document") ?? 0, db)
                     try Self.resite(db, from: stored)
+                    // Its writes under the old site stay this store's own: a clock repair
+                    // re-does them rather than dropping them as another device's.
+                    try db.execute(sql: "INSERT OR IGNORE INTO former_site (site) VALUES (?)", arguments: [Int64(bitPattern: stored.rawValue)])
                 }
                 try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('site', ?)", arguments: [Int64(bitPattern: site.rawValue)])
             }

@@ -94,6 +94,11 @@ enum StoreSchema {
                 ) WITHOUT ROWID;
                 """)
         }
+        // Sites the store wrote under before its site changed (`Options.site`): their events
+        // are its own.
+        migrator.registerMigration("v5") { db in
+            try db.execute(sql: "CREATE TABLE former_site (site INTEGER PRIMARY KEY)")
+        }
         return migrator
     }()
 }
