@@ -5,15 +5,16 @@ import CZstd
 enum Compression {
     static let level: Int32 = 2
 
-    /// The compressed bytes, or nil when they would not be smaller than the input.
-    static func compress(_ input: [UInt8]) -> [UInt8]? {
+    /// The compressed bytes, or nil when they would not be smaller than the input (unless
+    /// `evenIfLarger`; nil then only if libzstd fails).
+    static func compress(_ input: [UInt8], evenIfLarger: Bool = false) -> [UInt8]? {
         var output = [UInt8](repeating: 0, count: ZSTD_compressBound(input.count))
         let written = input.withUnsafeBytes { source in
             output.withUnsafeMutableBytes { destination in
                 ZSTD_compress(destination.baseAddress, destination.count, source.baseAddress, source.count, level)
             }
         }
-        guard ZSTD_isError(written) == 0, written < input.count else { return nil }
+        guard ZSTD_isError(written) == 0, written < input.count || evenIfLarger else { return nil }
         output.removeSubrange(written...)
         return output
     }

@@ -52,6 +52,16 @@ public struct FrameEncoder: Sendable {
         w.writeFixed32(crc)
         return w.take()
     }
+
+    /// A compressed frame of `type` whose payload expands to `payload` as it is, whatever its
+    /// size or ratio: for tests, benchmarks and the fuzzer, which need hostile frames (a
+    /// decoder refuses what `encode` never makes).
+    public static func compressedFrame(type: MessageType, payload: [UInt8]) -> [UInt8] {
+        var compressed = ByteWriter(capacity: 64)
+        compressed.writeVarint(payload.count)
+        compressed.write(contentsOf: Compression.compress(payload, evenIfLarger: true) ?? [])
+        return frame(rawTypeByte: type.rawValue | FrameHeader.compressedFlag, payload: compressed.take())
+    }
 }
 
 /// Turns frames back into messages. Keep one per incoming stream.
