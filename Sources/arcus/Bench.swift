@@ -110,7 +110,7 @@ struct BenchAmplification: AsyncParsableCommand {
     @Option(help: "Only this frame, measured in this process: \(HostileFrame.allCases.map(\.rawValue).joined(separator: ", ")).")
     var frame: HostileFrame?
 
-    @Option(help: "Kill a child whose resident size passes this many MiB.")
+    @Option(name: .customLong("kill-above-mib"), help: "Kill a child whose resident size passes this many MiB.")
     var killAboveMiB = 1024
 
     func run() async throws {

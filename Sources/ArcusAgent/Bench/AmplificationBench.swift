@@ -6,7 +6,8 @@ import ArcusSync
 import Foundation
 
 /// How much memory one hostile frame makes a peer take: each `HostileFrame` is sent, after a
-/// hello and a subscription, to a fresh store's sync session over a loopback link cut into
+/// hello and a subscription, to a fresh durable store's sync session (the store subscribes to the
+/// collection the frames write) over a loopback link cut into
 /// fragments as the mesh does (messages up to a peer session's 1 MiB), and the process's peak
 /// resident size is read from /proc/self/status before and after.
 ///
@@ -44,7 +45,11 @@ public enum AmplificationBench {
 
     /// Runs `frame` against a fresh in-memory store in this process and measures the growth.
     public static func measure(_ frame: HostileFrame) async throws -> Figures {
-        let store = try Store(inMemory: Store.Options())
+        // A durable store, as the agent's: what it writes goes to its files, not to this
+        // process's memory.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-amplification-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try Store(directory: directory)
         var options = SyncEngine.Options()
         options.name = "victim"
         let engine = try SyncEngine(store: store, options: options)
@@ -54,7 +59,8 @@ public enum AmplificationBench {
         let (victimLink, attackerLink) = Loopback.pair(.instant, name: "amplification")
         let victimChannel = LinkSyncChannel(victimLink, maximumFrameSize: largestPeerFrame)
         let attacker = LinkSyncChannel(attackerLink)
-        let session = engine.connect(victimChannel, pulling: false)
+        _ = try engine.registerSubscription("SELECT * FROM orders")
+        let session = engine.connect(victimChannel)
 
         var encoder = FrameEncoder()
         try await attacker.send(encoder.encode(.hello(Hello(peerID: [6, 6, 6, 6, 6, 6, 6, 6], protocolVersion: SyncSession.protocolVersion, name: "mallory"))))
