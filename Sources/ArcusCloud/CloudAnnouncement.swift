@@ -13,8 +13,8 @@ import ArcusMesh
 ///            (store-and-forward)
 ///
 /// Like any advertised id, the peer id is a hint for whom to dial; only the handshake binds it.
-struct CloudAnnouncement: Sendable, Equatable {
-    enum Kind: UInt8, Sendable { case here = 1, leaving }
+package struct CloudAnnouncement: Sendable, Equatable {
+    package enum Kind: UInt8, Sendable { case here = 1, leaving }
 
     private static let magic = Array("ARCUS-NATS1".utf8)
     static let size = magic.count + 1 + PeerID.size + 8 + 1
@@ -24,20 +24,20 @@ struct CloudAnnouncement: Sendable, Equatable {
     var instance: UInt64
     var storesFrames: Bool
 
-    init(_ kind: Kind, peer: PeerID, instance: UInt64, storesFrames: Bool) {
+    package init(_ kind: Kind, peer: PeerID, instance: UInt64, storesFrames: Bool) {
         self.kind = kind
         self.peer = peer
         self.instance = instance
         self.storesFrames = storesFrames
     }
 
-    var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         Self.magic + [kind.rawValue] + peer.bytes + instance.bigEndianBytes + [storesFrames ? 1 : 0]
     }
 
     /// The announcement in `bytes`, or nil for anything else: a presence subject is open to
     /// everyone the relay lets publish there.
-    init?(decoding bytes: [UInt8]) {
+    package init?(decoding bytes: [UInt8]) {
         guard bytes.count == Self.size, bytes.starts(with: Self.magic) else { return nil }
         var offset = Self.magic.count
         guard let kind = Kind(rawValue: bytes[offset]) else { return nil }

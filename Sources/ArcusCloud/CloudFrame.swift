@@ -12,8 +12,8 @@ import ArcusMesh
 ///
 /// The relay sees this header in the clear and the message sealed: the message is a frame of
 /// the mesh's secure session (SecureLink), never a document.
-struct CloudFrame: Sendable, Equatable {
-    enum Kind: UInt8, Sendable {
+package struct CloudFrame: Sendable, Equatable {
+    package enum Kind: UInt8, Sendable {
         case open = 1, accept, data, credit, close
     }
 
@@ -28,7 +28,7 @@ struct CloudFrame: Sendable, Equatable {
     var value: UInt32
     var body: [UInt8]
 
-    init(_ kind: Kind, fromDialler: Bool, link: UInt64, value: UInt32 = 0, body: [UInt8] = []) {
+    package init(_ kind: Kind, fromDialler: Bool, link: UInt64, value: UInt32 = 0, body: [UInt8] = []) {
         self.kind = kind
         self.fromDialler = fromDialler
         self.link = link
@@ -36,7 +36,7 @@ struct CloudFrame: Sendable, Equatable {
         self.body = body
     }
 
-    var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Self.headerSize + body.count)
         bytes.append(Self.version)
@@ -50,7 +50,7 @@ struct CloudFrame: Sendable, Equatable {
 
     /// Reads a frame, or says why not. `maximumBody` bounds what is accepted before anything is
     /// copied: a relay may carry anything anyone with the subject's permission published.
-    init(decoding bytes: [UInt8], maximumBody: Int) throws(CloudFrameError) {
+    package init(decoding bytes: [UInt8], maximumBody: Int) throws(CloudFrameError) {
         guard bytes.count >= Self.headerSize else { throw .truncated(bytes.count) }
         guard bytes[0] == Self.version else { throw .unknownVersion(bytes[0]) }
         guard let kind = Kind(rawValue: bytes[1]) else { throw .unknownKind(bytes[1]) }
@@ -74,7 +74,7 @@ struct CloudFrame: Sendable, Equatable {
 
 /// Why bytes on a link subject are not a frame. Such bytes are dropped and counted, never
 /// allowed to harm a link other than the one they name.
-enum CloudFrameError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum CloudFrameError: Error, Sendable, Equatable, CustomStringConvertible {
     case truncated(Int)
     case unknownVersion(UInt8)
     case unknownKind(UInt8)
@@ -82,7 +82,7 @@ enum CloudFrameError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooLarge(Int, limit: Int)
     case badBody(CloudFrame.Kind, Int)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .truncated(let count): return "a cloud frame of \(count) bytes is shorter than its \(CloudFrame.headerSize)-byte header"
         case .unknownVersion(let version): return "cloud frame version \(version) is not 1: is the peer running a newer Arcus?"
