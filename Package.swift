@@ -86,7 +86,12 @@ let package = Package(
         // libnats, the NATS C client, for the cloud relay.
         .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
         // Links relayed through NATS subjects (JetStream stores frames for peers that are away).
-        .target(name: "ArcusCloud", dependencies: ["ArcusMesh", "CNATS"], swiftSettings: optimized),
+        // swift-crypto: presence announcements are signed with the peer's identity key, link
+        // frames authenticated with a key the two peers' identities agree on.
+        .target(
+            name: "ArcusCloud", dependencies: ["ArcusMesh", "CNATS", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: optimized
+        ),
         // Composition of every part: the agent process and its HTTP API, the demo, the benchmark runners.
         .target(
             name: "ArcusAgent",
@@ -136,7 +141,13 @@ let package = Package(
         .target(name: "ArcusTransportConformance", dependencies: ["ArcusMesh"], path: "Tests/ArcusTransportConformance"),
         .testTarget(
             name: "ArcusMeshTests",
-            dependencies: ["ArcusMesh", "ArcusCodec", "ArcusLoopback", "ArcusTestSupport", "ArcusTransportConformance"]
+            dependencies: [
+                "ArcusMesh", "ArcusCodec", "ArcusLoopback", "ArcusTestSupport", "ArcusTransportConformance",
+                // To recompute the advertised mesh identifier independently.
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            // Published Noise test vectors (Fixtures/noise/README.md says where each came from).
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "ArcusLANTests",
@@ -163,6 +174,8 @@ let package = Package(
             dependencies: [
                 "ArcusAgent", "ArcusCodec", "ArcusCRDT", "ArcusStore", "ArcusSync", "ArcusLoopback", "ArcusMesh", "ArcusTestSupport", "ArcusBluetooth", "ArcusCloud",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // The hostile page's own server, in the browser attack tests.
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

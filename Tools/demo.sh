@@ -59,8 +59,7 @@ else
     discovery=static
 fi
 
-head -c 32 /dev/urandom > "$scratch/secret"
-chmod 600 "$scratch/secret"
+"$arcus" mesh secret "$scratch/secret" >/dev/null 2>&1
 echo "{\"mesh_secret_file\": \"$scratch/secret\"}" > "$scratch/agent.json"
 
 names=(cabin galley cockpit)
@@ -83,7 +82,7 @@ start_agent() {  # start_agent INDEX
         sleep 0.1
     done
     url[$name]=$(head -1 "$scratch/$name.ready" | jq -r .http)
-    printf '   %-8s %s   status page %s/   (data %s, LAN 127.0.0.1:%s)\n' "$name" "${url[$name]}" "${url[$name]}" "$scratch/$name" "${ports[$i]}"
+    printf '   %-8s %s   (data %s, LAN 127.0.0.1:%s)\n' "$name" "${url[$name]}" "$scratch/$name" "${ports[$i]}"
 }
 
 echo "== three agents"
@@ -138,7 +137,8 @@ done
 if $same; then echo "== converged: all three hold the same cars"; else echo "== NOT converged (logs in $scratch/*.log)"; exit 1; fi
 
 if $keep; then
-    echo "== the agents keep running; open ${url[cabin]}/ for the status page (the mesh graph, links, sync),"
+    # The page wants the agent's token: this link carries it (after the #, which the browser never sends).
+    echo "== the agents keep running; open $("$arcus" status --page --agent "${url[cabin]}") for the status page (the mesh graph, links, sync),"
     echo "   or try: $arcus exec --agent ${url[cabin]} \"SELECT * FROM cars\"; $arcus status --agent ${url[cabin]}   (Ctrl-C stops them)"
     wait
 fi

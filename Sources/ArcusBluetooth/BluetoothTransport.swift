@@ -18,6 +18,9 @@ public final class BluetoothTransport: Transport {
     public let peer: PeerID
     /// The hash of the mesh this peer belongs to, advertised so that scanners can skip others.
     public let meshHash: String
+    /// The slots accepted channels wait for their hello and handshake in, by remote device (on
+    /// the emulated radio, by connecting process).
+    public let pendingHandshakes: PendingHandshakes
     public let events: AsyncStream<TransportEvent>
     private let eventSink: AsyncStream<TransportEvent>.Continuation
     private let state = Mutex(State())
@@ -40,10 +43,11 @@ public final class BluetoothTransport: Transport {
         var tasks: [Task<Void, Never>] = []
     }
 
-    public init(radio: BluetoothRadio, peer: PeerID, meshHash: String = "") {
+    public init(radio: BluetoothRadio, peer: PeerID, meshHash: String = "", pendingHandshakes: PendingHandshakes = PendingHandshakes()) {
         self.radio = radio
         self.peer = peer
         self.meshHash = meshHash
+        self.pendingHandshakes = pendingHandshakes
         (events, eventSink) = AsyncStream.makeStream(of: TransportEvent.self)
     }
 
@@ -165,8 +169,9 @@ public final class BluetoothTransport: Transport {
             state.discovery = discovery
         }
         listener.start { [weak self] accepted in
-            guard let self else { return accepted.close() }
-            Thread { self.acceptL2CAP(accepted, settings) }.start()
+            // Over the cap, closed here: no thread is started for it.
+            guard let self, let pending = self.pendingHandshakes.admit(.bluetooth, from: accepted.remoteSource) else { return accepted.close() }
+            Thread { self.acceptL2CAP(accepted, settings, pending: pending) }.start()
         }
     }
 
@@ -207,20 +212,26 @@ public final class BluetoothTransport: Transport {
     }
 
     /// An accepted L2CAP channel: its hello names the dialler (the session handshake proves it).
-    private func acceptL2CAP(_ socket: SeqPacketSocket, _ settings: L2CAPRadioSettings) {
-        guard let remote = LinkHello.read(from: socket), state.withLock({ $0.phase == .running }),
+    /// The hello must come within the time its pending slot has left.
+    private func acceptL2CAP(_ socket: SeqPacketSocket, _ settings: L2CAPRadioSettings, pending: PendingHandshake) {
+        guard let remote = LinkHello.read(from: socket, milliseconds: pending.remainingMilliseconds),
+              state.withLock({ $0.phase == .running }),
               let mtu = try? socket.sendMTU(),
               let link = try? track(socket, remote: nil, mtu: mtu, phy: nil, description: "bluetooth l2cap \(peer) <- \(remote)")
         else {
+            pending.settle(pending.remaining == .zero ? .timedOut : .failed)
             socket.close()
             return
         }
         let announced = state.withLock { state in
             guard state.phase == .running else { return false }
-            eventSink.yield(.linkAccepted(link, from: TransportEndpoint(kind: .bluetooth, address: remote.description, peer: remote)))
+            eventSink.yield(.linkAccepted(link, from: TransportEndpoint(kind: .bluetooth, address: remote.description, peer: remote), pending: pending))
             return true
         }
-        if !announced { link.close() }
+        if !announced {
+            pending.settle(.failed)
+            link.close()
+        }
     }
 
     // MARK: The emulated radio
@@ -244,8 +255,9 @@ public final class BluetoothTransport: Transport {
         }
         listener.start { [weak self] accepted in
             // Off the listener's thread: a dialler slow to say hello must not hold up the others.
-            guard let self else { return accepted.close() }
-            Thread { self.accept(accepted, settings) }.start()
+            // Over the cap, closed here: no thread is started for it.
+            guard let self, let pending = self.pendingHandshakes.admit(.bluetooth, from: accepted.remoteSource) else { return accepted.close() }
+            Thread { self.accept(accepted, settings, pending: pending) }.start()
         }
         try advert(settings).write(to: settings.advertPath(of: peer.description))
         scan(settings)
@@ -335,21 +347,28 @@ public final class BluetoothTransport: Transport {
 
     /// An accepted channel: the dialler's hello says who it is; one out of range, or malformed,
     /// is closed unannounced.
-    private func accept(_ socket: SeqPacketSocket, _ settings: EmulatedRadioSettings) {
+    private func accept(_ socket: SeqPacketSocket, _ settings: EmulatedRadioSettings, pending: PendingHandshake) {
         let topology = EmulatedTopology.read(settings.topologyPath, previous: state.withLock { $0.topology })
-        guard let remote = LinkHello.read(from: socket), topology.inRange(peer, remote),
+        guard let remote = LinkHello.read(from: socket, milliseconds: pending.remainingMilliseconds), topology.inRange(peer, remote),
               state.withLock({ $0.phase == .running })
         else {
+            pending.settle(pending.remaining == .zero ? .timedOut : .failed)
             socket.close()
             return
         }
-        guard let link = try? track(socket, remote: remote, settings) else { return }
+        guard let link = try? track(socket, remote: remote, settings) else {
+            pending.settle(.failed)
+            return
+        }
         let announced = state.withLock { state in
             guard state.phase == .running else { return false }
-            eventSink.yield(.linkAccepted(link, from: Self.endpoint(of: remote)))
+            eventSink.yield(.linkAccepted(link, from: Self.endpoint(of: remote), pending: pending))
             return true
         }
-        if !announced { link.close() }
+        if !announced {
+            pending.settle(.failed)
+            link.close()
+        }
     }
 
     /// Makes `socket` a link that the transport closes when it stops, and forgets once closed.

@@ -16,11 +16,21 @@ package enum LinkHello {
     }
 
     /// Reads the hello from a just-accepted socket, waiting at most `milliseconds`.
-    static func read(from socket: SeqPacketSocket, milliseconds: Int32 = 5_000) -> PeerID? {
+    static func read(from socket: SeqPacketSocket, milliseconds: Int32) -> PeerID? {
         guard socket.waitForReadable(milliseconds: milliseconds) else { return nil }
         var buffer = [UInt8](repeating: 0, count: size)
         let received = buffer.withUnsafeMutableBytes { try? socket.receiveWithoutBlocking(into: $0) }
         guard case .packet(let length) = received, length == size else { return nil }
         return decode(buffer)
+    }
+}
+
+
+extension PendingHandshake {
+    /// The time left, in whole milliseconds (rounded up), as poll(2) takes it.
+    var remainingMilliseconds: Int32 {
+        let (seconds, attoseconds) = remaining.components
+        let milliseconds = seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int32(clamping: milliseconds)
     }
 }

@@ -125,6 +125,31 @@ public final class SeqPacketSocket: Sendable, CustomStringConvertible {
         return L2CAPAddress(sockaddr)
     }
 
+    /// Who is at the other end of an accepted socket, as `PendingHandshakes` counts sources: the
+    /// remote device's address for an L2CAP channel ("AA:BB:CC:DD:EE:FF"), the connecting
+    /// process for an emulated (AF_UNIX) one ("pid 4711"), or "unknown" when the kernel does not
+    /// say (then every such link shares one source).
+    public var remoteSource: String {
+        switch family {
+        case .l2cap:
+            var sockaddr = sockaddr_l2()
+            var length = socklen_t(MemoryLayout<sockaddr_l2>.size)
+            let result = withUnsafeMutablePointer(to: &sockaddr) {
+                $0.withMemoryRebound(to: Glibc.sockaddr.self, capacity: 1) { getpeername(descriptor, $0, &length) }
+            }
+            return result == 0 ? L2CAPAddress(sockaddr).text : "unknown"
+        case .unix:
+            // struct ucred (pid, uid, gid: three 32-bit fields), which Glibc's module does not
+            // export without _GNU_SOURCE.
+            var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
+            var length = socklen_t(MemoryLayout.size(ofValue: credentials))
+            guard getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else { return "unknown" }
+            return "pid \(credentials.pid)"
+        case .management:
+            return "kernel"
+        }
+    }
+
     // MARK: Listening
 
     public func listen(backlog: Int32 = 128) throws {

@@ -10,7 +10,10 @@
 ///
 /// The version vector must then not claim what was dropped, or no one would send it again: its
 /// entries for sites not admitted are removed, and the others are lowered below the site's
-/// earliest refused event and to at most `latest`.
+/// earliest refused event and to at most `latest`. A site with an event refused for its time (or
+/// claimed beyond `latest`) is claimed only as far as its latest event kept: such a site's store
+/// re-stamps its own poisoned writes below the bound when it recovers (see `repairingClock`),
+/// and a claim reaching up to `latest` would keep those from ever being sent here.
 extension DocumentState {
     public struct Admission: Sendable {
         /// The part of the delta the receiver takes (empty when nothing was admitted).
@@ -29,6 +32,7 @@ extension DocumentState {
     public func admitting(sites admits: (SiteID) -> Bool, through latest: Timestamp) -> Admission {
         var earliestRefused: [SiteID: Timestamp] = [:]
         var refusedForTime = false
+        var lateSites = Set<SiteID>()
         // A removal keeps the order of the value it removed: one ordered beyond `latest` would
         // keep every later write to the field removed, so its time counts as much as the event's.
         func accepts(_ cell: Cell) -> Bool {
@@ -36,7 +40,10 @@ extension DocumentState {
             let site = cell.event.site
             let tooLate = cell.event.time > latest || cell.order.time > latest
             guard tooLate || !admits(site) else { return true }
-            if tooLate { refusedForTime = true }
+            if tooLate {
+                refusedForTime = true
+                lateSites.insert(site)
+            }
             if let seen = earliestRefused[site], seen <= cell.event.time { return false }
             earliestRefused[site] = cell.event.time
             return false
@@ -47,6 +54,7 @@ extension DocumentState {
         }
         earliestRefused = [:]
         refusedForTime = false
+        lateSites = []
         var part = DocumentState()
         part.names = names
         part.values = values
@@ -54,12 +62,20 @@ extension DocumentState {
         part.cells.reserveCapacity(cells.count)
         _ = filter(cells.indices, depth: 0, into: &part.cells, keep: accepts)
         var kept = VersionVector()
+        let held = part.eventVersion
         for element in version.elements where admits(element.site) {
             var time = min(element.time, latest)
-            if element.time > latest { refusedForTime = true }
+            if element.time > latest {
+                refusedForTime = true
+                lateSites.insert(element.site)
+            }
             if let refused = earliestRefused[element.site] {
                 guard refused.rawValue > 0 else { continue }
                 time = min(time, Timestamp(rawValue: refused.rawValue - 1))
+            }
+            if lateSites.contains(element.site) {
+                guard let heldTime = held[element.site] else { continue }
+                time = min(time, heldTime)
             }
             kept.observe(Stamp(time: time, site: element.site))
         }

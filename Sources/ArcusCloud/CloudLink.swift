@@ -3,12 +3,14 @@ import Synchronization
 
 /// One end of a link relayed through NATS: a `Link` of kind `.cloud`.
 ///
-/// Frames go out on the subject from this peer to the other (`CloudSubjects.link`), numbered;
-/// the receiver takes them in order and closes the link at the first gap, so a frame the relay
-/// lost is never silently skipped (the session above then resends on a new link). The relay
+/// Frames go out on the subject from this peer to the other (`CloudSubjects.link`), numbered
+/// and sealed (`CloudFrameSeal`): the transport hands the link only frames whose tag is the
+/// peer's. The receiver takes them in order and closes the link at the first gap, so a frame the
+/// relay lost is never silently skipped (the session above then resends on a new link); one it
+/// has already taken (the relay delivering it again, or replaying it) is dropped. The relay
 /// holds no back-pressure of its own, so each receiver grants its sender credit: `window` bytes
-/// ahead of what its consumer has taken, renewed as the consumer reads. A sender out of credit
-/// suspends.
+/// ahead of what its consumer has taken, renewed as the consumer reads, each grant saying the
+/// total so far so that a grant replayed grants nothing. A sender out of credit suspends.
 ///
 /// With store-and-forward, frames for a peer that is away wait in the mesh's stream and the
 /// link says so in `metrics.storesFramesFor`, so that the session holds it while the peer is
@@ -22,15 +24,20 @@ public final class CloudLink: Link {
     public let remote: PeerID
     let remoteInstance: UInt64
     let key: CloudLinkKey
+    /// Seals what this end sends; `opening` checks what the peer sends.
+    private let seal: CloudFrameSeal
+    private let opening: CloudFrameSeal
     private let window: Int
     private let storesFramesFor: Duration?
     private let state: Mutex<State>
     private let relay: CloudLinkRelay
 
-    init(key: CloudLinkKey, remoteInstance: UInt64, credit: Int, settings: CloudSettings, storesFramesFor: Duration?, relay: CloudLinkRelay) {
+    init(key: CloudLinkKey, seal: CloudFrameSeal, credit: Int, settings: CloudSettings, storesFramesFor: Duration?, relay: CloudLinkRelay) {
         self.key = key
         self.remote = key.peer
-        self.remoteInstance = remoteInstance
+        self.remoteInstance = seal.remoteInstance
+        self.seal = seal
+        self.opening = seal.opening
         self.mtu = settings.mtu
         self.window = settings.window
         self.storesFramesFor = storesFramesFor
@@ -94,12 +101,20 @@ public final class CloudLink: Link {
 
     // MARK: From the transport
 
-    /// A frame the peer sent on this link, in the order the relay delivered it.
+    /// Whether `frame` carries the peer's tag for this link's two runs.
+    func isFromPeer(_ frame: CloudFrame) -> Bool {
+        opening.verifies(frame)
+    }
+
+    /// A frame the peer sent on this link (its tag checked: `isFromPeer`), in the order the relay
+    /// delivered it.
     func received(_ frame: CloudFrame) {
         switch frame.kind {
         case .data:
             let violation: String? = state.withLock { state in
                 guard !state.closed else { return nil }
+                // Taken already: the relay delivered it again, or someone replays it.
+                if Self.precedes(frame.value, state.receiveSequence) { return nil }
                 guard frame.value == state.receiveSequence else {
                     return "frame \(frame.value) arrived where \(state.receiveSequence) was due: the relay lost frames"
                 }
@@ -119,8 +134,10 @@ public final class CloudLink: Link {
             grantCreditIfDue()
         case .credit:
             state.withLock { state in
-                guard !state.closed else { return }
-                state.credit += Int(frame.value)
+                // A grant says the total so far: an old one (replayed, or delivered again) adds nothing.
+                guard !state.closed, Self.precedes(state.creditGrantedToUs, frame.value) else { return }
+                state.credit += Int(frame.value &- state.creditGrantedToUs)
+                state.creditGrantedToUs = frame.value
                 state.grantWaiting()
             }
             flushSends()
@@ -134,6 +151,12 @@ public final class CloudLink: Link {
     /// Ends the link because its relay connection or its transport went away.
     func lost(because reason: String?, tellPeer: Bool) {
         end(failure: reason, tellPeer: tellPeer)
+    }
+
+    /// Whether `a` comes before `b` in a 32-bit count that wraps (RFC 1982): links never have
+    /// 2^31 frames or bytes of credit in flight, so the nearer way round is the true one.
+    static func precedes(_ a: UInt32, _ b: UInt32) -> Bool {
+        Int32(bitPattern: b &- a) > 0
     }
 
     // MARK: Inside
@@ -159,6 +182,10 @@ public final class CloudLink: Link {
         var publishing = false
         var sendSequence: UInt32 = 0
         var receiveSequence: UInt32 = 0
+        /// The totals of credit frames: what the peer granted this end, and this end the peer
+        /// (both beyond the window the open and accept gave, mod 2^32).
+        var creditGrantedToUs: UInt32 = 0
+        var creditGrantedToPeer: UInt32 = 0
         var inbox: [[UInt8]] = []
         var inboxHead = 0
         var inboxBytes = 0
@@ -198,7 +225,7 @@ public final class CloudLink: Link {
                 var frames: [[UInt8]] = []
                 frames.reserveCapacity(queue.count)
                 for message in queue {
-                    frames.append(CloudFrame(.data, fromDialler: key.dialledHere, link: key.id, value: state.sendSequence, body: message).encoded)
+                    frames.append(seal.seal(CloudFrame(.data, fromDialler: key.dialledHere, link: key.id, value: state.sendSequence, body: message)))
                     state.sendSequence &+= 1
                 }
                 return (frames, false)
@@ -215,13 +242,14 @@ public final class CloudLink: Link {
     }
 
     private func grantCreditIfDue() {
-        let grant: Int? = state.withLock { state in
+        let total: UInt32? = state.withLock { state in
             guard !state.closed, state.consumed >= window / 4 else { return nil }
-            defer { state.consumed = 0 }
-            return state.consumed
+            state.creditGrantedToPeer &+= UInt32(truncatingIfNeeded: state.consumed)
+            state.consumed = 0
+            return state.creditGrantedToPeer
         }
-        if let grant {
-            _ = relay.publish(CloudFrame(.credit, fromDialler: key.dialledHere, link: key.id, value: UInt32(grant)).encoded, to: key.peer)
+        if let total {
+            _ = relay.publish(seal.seal(CloudFrame(.credit, fromDialler: key.dialledHere, link: key.id, value: total)), to: key.peer)
         }
     }
 
@@ -266,7 +294,7 @@ public final class CloudLink: Link {
             return true
         }
         guard wasOpen else { return }
-        if tellPeer { _ = relay.publish(CloudFrame(.close, fromDialler: key.dialledHere, link: key.id).encoded, to: key.peer) }
+        if tellPeer { _ = relay.publish(seal.seal(CloudFrame(.close, fromDialler: key.dialledHere, link: key.id)), to: key.peer) }
         relay.forget(key)
     }
 }

@@ -25,6 +25,9 @@ public struct CloudSettings: Sendable {
     public var mtu = 32 << 10
     /// Bytes a link's receiver accepts ahead of its consumer: the sender's credit.
     public var window = 256 << 10
+    /// The most peers kept track of (announced, with keys): anyone can make up identities and
+    /// announce them, so what they cost is bounded. Peers past it are ignored, with one warning.
+    public var maximumPeers = 1_024
 
     public init(connection: NATSOptions, meshHash: String) {
         self.connection = connection

@@ -1,44 +1,103 @@
 import ArcusMesh
+import Foundation
 
 extension CloudTransport {
-    /// Says on the presence subject that this peer is here, or leaving.
+    /// Says on the presence subject, signed, that this peer is here, or leaving.
     func announce(_ kind: CloudAnnouncement.Kind) {
-        let storing = state.withLock { $0.online ? $0.storing : nil }
-        guard let storing, let connection = relayConnection.withLock({ $0 }) else { return }
-        let announcement = CloudAnnouncement(kind, peer: peer, instance: instance, storesFrames: storing)
+        // Each announcement later than the one before, whatever the wall clock does meanwhile.
+        let wallClock = UInt64(max(0, Date().timeIntervalSince1970 * 1_000))
+        let ready = state.withLock { state -> (storing: Bool, time: UInt64)? in
+            guard state.online else { return nil }
+            state.lastAnnouncementTime = max(wallClock, state.lastAnnouncementTime + 1)
+            return (state.storing, state.lastAnnouncementTime)
+        }
+        guard let ready, let connection = relayConnection.withLock({ $0 }) else { return }
+        let announcement = CloudAnnouncement(
+            kind, by: identity, instance: instance, time: ready.time, storesFrames: ready.storing, mesh: subjects.mesh
+        )
         try? connection.publish(subjects.presence, announcement.encoded)
     }
 
-    /// An announcement from the presence subject (a libnats delivery thread).
+    /// A message on the presence subject (a libnats delivery thread). Taken only when it is a
+    /// peer's own (its signature) and later than the last taken from that peer, so that neither
+    /// a forgery nor a recording replayed can say that a peer restarted or left.
     func heard(_ payload: [UInt8]) {
-        guard let announcement = CloudAnnouncement(decoding: payload), announcement.peer != peer else { return }
-        let endpoint = endpoint(of: announcement.peer)
-        let (events, stale, greet) = state.withLock { state -> ([TransportEvent], [CloudLink], Bool) in
-            guard state.phase == .running else { return ([], [], false) }
-            let known = state.peers[announcement.peer]
+        guard let announcement = CloudAnnouncement(decoding: payload) else {
+            let older = CloudAnnouncement.isOlderVersion(payload)
+            let warnNow = state.withLock { state -> Bool in
+                state.frameErrors += 1
+                guard older, !state.warnedOlderVersion else { return false }
+                state.warnedOlderVersion = true
+                return true
+            }
+            if warnNow {
+                warn("cloud relay: a peer on this mesh's subjects runs an older Arcus, whose announcements are not signed; "
+                    + "it is ignored until it is upgraded (this is said once)")
+            }
+            return
+        }
+        let remote = announcement.peer
+        guard remote != peer else { return }
+        // Stale before anything is spent on the signature: no later than the last taken.
+        guard isLater(announcement) else {
+            state.withLock { $0.forgeries += 1 }
+            return
+        }
+        guard announcement.isSigned(on: subjects.mesh) else {
+            state.withLock { $0.forgeries += 1 }
+            return
+        }
+        let endpoint = endpoint(of: remote)
+        let (events, stale, greet, tooMany) = state.withLock { state -> ([TransportEvent], [CloudLink], Bool, Bool) in
+            guard state.phase == .running else { return ([], [], false, false) }
+            let known = state.peers[remote]
+            // Checked again under the lock: another thread may have taken a later one meanwhile.
+            if let known, announcement.time <= known.time {
+                state.forgeries += 1
+                return ([], [], false, false)
+            }
             switch announcement.kind {
             case .here:
-                state.departed.remove(announcement.peer)
-                state.everAnnounced.insert(announcement.peer)
-                state.peers[announcement.peer] = Announced(
-                    instance: announcement.instance, lastHeard: .now, storesFrames: announcement.storesFrames
+                if known == nil && state.peers.count >= settings.maximumPeers {
+                    defer { state.warnedTooManyPeers = true }
+                    return ([], [], false, !state.warnedTooManyPeers)
+                }
+                state.departed.remove(remote)
+                if state.everAnnounced.count < settings.maximumPeers { state.everAnnounced.insert(remote) }
+                state.peers[remote] = Announced(
+                    instance: announcement.instance, lastHeard: .now, storesFrames: announcement.storesFrames,
+                    time: announcement.time, publicKey: announcement.publicKey
                 )
-                guard let known else { return ([.peerAppeared(endpoint)], [], true) }
-                guard known.instance != announcement.instance else { return ([], [], false) }
+                guard let known else { return ([.peerAppeared(endpoint)], [], true, false) }
+                guard known.instance != announcement.instance else { return ([], [], false, false) }
                 // A new run of the peer: links to its earlier run can never be read again.
-                let stale = state.links.values.filter { $0.remote == announcement.peer && $0.remoteInstance != announcement.instance }
-                return ([.peerLost(endpoint), .peerAppeared(endpoint)], stale, true)
+                let stale = state.links.values.filter { $0.remote == remote && $0.remoteInstance != announcement.instance }
+                return ([.peerLost(endpoint), .peerAppeared(endpoint)], stale, true, false)
             case .leaving:
-                guard let known, known.instance == announcement.instance else { return ([], [], false) }
-                state.peers[announcement.peer] = nil
-                state.departed.insert(announcement.peer)
-                return ([.peerLost(endpoint)], [], false)
+                guard let known, known.instance == announcement.instance else { return ([], [], false, false) }
+                state.peers[remote] = nil
+                if state.departed.count < settings.maximumPeers { state.departed.insert(remote) }
+                return ([.peerLost(endpoint)], [], false, false)
             }
+        }
+        if tooMany {
+            warn("cloud relay: more than \(settings.maximumPeers) peers announce themselves on this mesh's subjects; "
+                + "the others are ignored (this is said once)")
         }
         for link in stale { link.lost(because: "the peer restarted", tellPeer: false) }
         for event in events { eventSink.yield(event) }
         // A newcomer hears this peer at once rather than at its next turn.
         if greet { announce(.here) }
+    }
+
+    /// Whether `announcement` is later than the last one taken from its peer (or the peer is not
+    /// known now). A peer forgotten (expired, or left) starts afresh: a peer whose clock went
+    /// back across a restart is heard again once its earlier run has gone quiet.
+    private func isLater(_ announcement: CloudAnnouncement) -> Bool {
+        state.withLock { state in
+            guard let known = state.peers[announcement.peer] else { return true }
+            return announcement.time > known.time
+        }
     }
 
     /// Peers silent for `peerExpiry` are out of reach. Their links stay: with store-and-forward

@@ -12,12 +12,21 @@ import Synchronization
 /// stream and read through it, so frames for a peer that is away wait for it. The NATS client
 /// reconnects on its own; the transport announces itself again and its links go on.
 ///
+/// Nothing anyone else publishes on the mesh's subjects counts: announcements are signed by the
+/// announcing peer's identity and taken only in their order (`CloudAnnouncement`), link frames
+/// carry a tag only the two peers can make (`CloudFrameSeal`); anything else is dropped and
+/// counted (`forgeries`). An accepted link waits for its handshake in `pendingHandshakes`, by
+/// the dialling peer's id.
+///
 /// All members may be called from any task.
 public final class CloudTransport: Transport {
     public var kind: LinkKind { .cloud }
     public let localEndpoint: TransportEndpoint
     public let events: AsyncStream<TransportEvent>
     public let settings: CloudSettings
+    /// The slots accepted links wait for their handshake in, by the dialling peer's id.
+    public let pendingHandshakes: PendingHandshakes
+    let identity: PeerIdentity
     let peer: PeerID
     /// This run of the transport, so that peers tell a restart from a pause.
     let instance = UInt64.random(in: 1...UInt64.max)
@@ -34,6 +43,9 @@ public final class CloudTransport: Transport {
         var instance: UInt64
         var lastHeard: ContinuousClock.Instant
         var storesFrames: Bool
+        /// The time of the last announcement taken: only later ones are.
+        var time: UInt64
+        var publicKey: PeerPublicKey
     }
 
     struct State {
@@ -52,6 +64,17 @@ public final class CloudTransport: Transport {
         var subscriptions: [NATSSubscription] = []
         var maintenance: Task<Void, Never>?
         var frameErrors = 0
+        /// Announcements and frames that were well formed but not the peer's (a bad signature or
+        /// tag), or stale (an announcement no later than the last taken).
+        var forgeries = 0
+        var warnedOlderVersion = false
+        var warnedTooManyPeers = false
+        /// The time in this peer's last announcement, so that each is later than the one before.
+        var lastAnnouncementTime: UInt64 = 0
+        /// The key this peer shares with each peer it has links with or heard (`CloudFrameSeal`).
+        var pairKeys: [PeerID: [UInt8]] = [:]
+        /// The highest link id taken from each dialler, with the run it was taken from.
+        var opensTaken: [PeerID: (instance: UInt64, id: UInt64)] = [:]
         var lastMaintenance: ContinuousClock.Instant?
         /// When the relay connection was last up (or the transport started), and whether that
         /// it is down has been said since.
@@ -61,6 +84,9 @@ public final class CloudTransport: Transport {
 
     struct PendingDial {
         let continuation: CheckedContinuation<CloudLink, any Error>
+        /// Seals this side's frames to the run dialled; its `opening` checks the accept.
+        let seal: CloudFrameSeal
+        let endpoint: TransportEndpoint
         /// Fails the dial when the peer does not accept in time; cancelled when it ends otherwise.
         var timeout: Task<Void, Never>?
 
@@ -70,16 +96,24 @@ public final class CloudTransport: Transport {
         }
     }
 
+    /// The id of the last link this run dialled: a count, taken under this lock together with
+    /// publishing the open, so that a peer receives each dialler's opens in increasing id order
+    /// (it takes them in no other; see `CloudFrame`).
+    let linkCounter = Mutex<UInt64>(0)
+
     /// - Parameters:
+    ///   - identity: this peer's; it signs the announcements and agrees the keys of link frames.
     ///   - warn: where the transport says what it cannot do (no JetStream on the relay, the
     ///     relay unreachable or refusing), once each time it happens.
     ///   - note: where it says what went well after a warning (connected again).
     public init(
-        settings: CloudSettings, peer: PeerID, warn: @escaping @Sendable (String) -> Void = { _ in },
-        note: @escaping @Sendable (String) -> Void = { _ in }
+        settings: CloudSettings, identity: PeerIdentity, pendingHandshakes: PendingHandshakes = PendingHandshakes(),
+        warn: @escaping @Sendable (String) -> Void = { _ in }, note: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.settings = settings
-        self.peer = peer
+        self.identity = identity
+        self.peer = identity.peerID
+        self.pendingHandshakes = pendingHandshakes
         self.subjects = CloudSubjects(meshHash: settings.meshHash)
         self.localEndpoint = TransportEndpoint(kind: .cloud, address: peer.description, peer: peer)
         self.warn = warn
@@ -95,6 +129,10 @@ public final class CloudTransport: Transport {
 
     /// Frames on this peer's link subjects that were not frames (dropped).
     public var frameErrors: Int { state.withLock { $0.frameErrors } }
+
+    /// Announcements and link frames that were well formed but not from whom they claimed, or
+    /// stale (dropped): someone who can publish on the mesh's subjects tried to speak for a peer.
+    public var forgeries: Int { state.withLock { $0.forgeries } }
 
     public func start() async throws {
         let startNow = try state.withLock { state throws(TransportError) -> Bool in
@@ -131,6 +169,12 @@ public final class CloudTransport: Transport {
     }
 
     public func stop() async {
+        await stop(sayingGoodbye: true)
+    }
+
+    /// Stops; without `sayingGoodbye`, as a process that dies would: no "leaving", and no close
+    /// for its links (for tests of what peers make of a restart).
+    func stop(sayingGoodbye: Bool) async {
         let (wasRunning, links, dials, subscriptions, maintenance) = state.withLock { state in
             defer {
                 state.phase = .stopped
@@ -144,8 +188,8 @@ public final class CloudTransport: Transport {
         }
         maintenance?.cancel()
         if wasRunning {
-            announce(.leaving)
-            for link in links { link.close() }
+            if sayingGoodbye { announce(.leaving) }
+            for link in links { sayingGoodbye ? link.close() : link.lost(because: "this transport died", tellPeer: false) }
             for dial in dials { dial.end(.failure(TransportError.notRunning(transport: "cloud"))) }
             let connection = relayConnection.withLock { $0 }
             try? connection?.flush(within: .seconds(1))
@@ -161,6 +205,19 @@ public final class CloudTransport: Transport {
 
     func endpoint(of peer: PeerID) -> TransportEndpoint {
         TransportEndpoint(kind: .cloud, address: peer.description, peer: peer)
+    }
+
+    /// The key this peer shares with the holder of `publicKey`, derived once and kept (for at
+    /// most `settings.maximumPeers` peers); nil for an unusable key.
+    func pairKey(with publicKey: PeerPublicKey) -> [UInt8]? {
+        let remote = publicKey.peerID
+        if let known = state.withLock({ $0.pairKeys[remote] }) { return known }
+        guard let key = CloudFrameSeal.pairKey(identity, with: publicKey, mesh: subjects.mesh) else { return nil }
+        state.withLock { state in
+            if state.pairKeys.count >= settings.maximumPeers, let any = state.pairKeys.keys.first { state.pairKeys[any] = nil }
+            state.pairKeys[remote] = key
+        }
+        return key
     }
 
     /// Publishes on a link subject from this peer to `peer`; false when the connection refused.

@@ -34,6 +34,8 @@ extension EncodingContext {
             w.writeVarint(request.offset)
             w.writeVarint(UInt64(request.chunkSize))
             w.writeVarint(UInt64(request.hops))
+            // Last, and only when known: a peer that predates it reads the request without it.
+            if let length = request.length { w.writeVarint(length) }
         case .attachmentChunk(let chunk):
             w.writeLengthPrefixed(chunk.hash)
             w.writeVarint(chunk.offset)
@@ -248,7 +250,9 @@ extension DecodingContext {
             guard size <= UInt64(UInt32.max) else { throw .invalidValue("chunk size out of range") }
             let hops = try r.readVarint()
             guard hops <= UInt64(UInt8.max) else { throw .invalidValue("hop count out of range") }
-            return .attachmentRequest(AttachmentRequest(hash: hash, offset: offset, chunkSize: UInt32(size), hops: UInt8(hops)))
+            let length = r.isAtEnd ? nil : try r.readVarint()
+            guard length.map({ $0 <= UInt64(Int64.max) }) ?? true else { throw .invalidValue("attachment length out of range") }
+            return .attachmentRequest(AttachmentRequest(hash: hash, offset: offset, chunkSize: UInt32(size), hops: UInt8(hops), length: length))
         case .attachmentChunk:
             let hash = try readBytes(from: &r, limit: 64)
             let offset = try r.readVarint()

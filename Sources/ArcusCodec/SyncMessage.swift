@@ -172,12 +172,17 @@ public struct AttachmentRequest: Sendable, Equatable {
     public var chunkSize: UInt32
     /// How many more peers may pass the request on when the receiver lacks the blob (0: none).
     public var hops: UInt8
+    /// The blob's length as the requester's token says (nil from a peer that does not say). A
+    /// peer whose blob has another length answers "not found"; a relay stages no more than this
+    /// for it. The fetcher refuses chunks that disagree with it whatever the sender claims.
+    public var length: UInt64?
 
-    public init(hash: [UInt8], offset: UInt64 = 0, chunkSize: UInt32, hops: UInt8 = 0) {
+    public init(hash: [UInt8], offset: UInt64 = 0, chunkSize: UInt32, hops: UInt8 = 0, length: UInt64? = nil) {
         self.hash = hash
         self.offset = offset
         self.chunkSize = chunkSize
         self.hops = hops
+        self.length = length
     }
 }
 

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ArcusMesh
 import NIOCore
 import Synchronization
 
@@ -11,9 +12,11 @@ import Synchronization
 struct LANConnection: Sendable {
     let channel: NIOAsyncChannel<[UInt8], [UInt8]>
     let failure: LANFailureRecord
+    /// An accepted connection's slot until its handshake ends; nil for a dialled one.
+    var pending: PendingHandshake?
 
     /// Sets up `channel`; called from a bootstrap's channel initializer, on its event loop.
-    static func configure(_ channel: any Channel, limits: LANLinkLimits) throws -> LANConnection {
+    static func configure(_ channel: any Channel, limits: LANLinkLimits, pending: PendingHandshake? = nil) throws -> LANConnection {
         let options = channel.syncOptions!
         try options.setOption(.tcpOption(.tcp_nodelay), value: 1)
         try options.setOption(.socketOption(.so_keepalive), value: 1)
@@ -41,7 +44,7 @@ struct LANConnection: Sendable {
                 outboundType: [UInt8].self
             )
         )
-        return LANConnection(channel: bridge, failure: failure)
+        return LANConnection(channel: bridge, failure: failure, pending: pending)
     }
 }
 

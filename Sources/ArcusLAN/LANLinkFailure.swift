@@ -10,6 +10,9 @@ public enum LANLinkFailure: Error, Sendable, Hashable, CustomStringConvertible {
     case noHello(String)
     /// The socket failed (reset by the peer, timed out by keepalive).
     case connection(String)
+    /// Too many connections from `source`, or from everywhere, were waiting for their hello or
+    /// handshake (`PendingHandshakes`): this one was closed as it was accepted.
+    case refused(source: String)
 
     public var description: String {
         switch self {
@@ -21,6 +24,8 @@ public enum LANLinkFailure: Error, Sendable, Hashable, CustomStringConvertible {
             return "the dialler did not introduce itself: \(reason)"
         case .connection(let reason):
             return "the connection failed: \(reason)"
+        case .refused(let source):
+            return "a connection from \(source) was closed as it was accepted: too many handshakes are pending"
         }
     }
 }

@@ -16,9 +16,9 @@ public struct LANLinkLimits: Sendable, Hashable {
     public var keepaliveIdle: Duration = .seconds(15)
     public var keepaliveInterval: Duration = .seconds(5)
     public var keepaliveProbes = 3
-    /// How long a dial may take to connect, and an accepted connection to send its `LANHello`.
+    /// How long a dial may take to connect. (How long an accepted connection has for its
+    /// `LANHello` and handshake is its `PendingHandshakes` deadline.)
     public var connectTimeout: Duration = .seconds(10)
-    public var helloTimeout: Duration = .seconds(10)
 
     public init() {}
 

@@ -10,6 +10,10 @@ import Synchronization
 /// with the endpoint the dialler listens on, as its peers know it. Peers come from the
 /// `LANDiscovery` sources given at init: `StaticPeers`, mDNS, a test's directory.
 ///
+/// An accepted connection first needs a slot in `pendingHandshakes`, by the remote IP address;
+/// without one it is closed in the accept, before it has a pipeline, a buffer or a task. Its
+/// hello must come before the slot's deadline, which the handshake after it shares.
+///
 /// A transport runs once; `stop()` it to close its listener and links and end its discovery.
 /// All members may be called from any task.
 public final class LANTransport: Transport {
@@ -19,6 +23,8 @@ public final class LANTransport: Transport {
     public let peer: PeerID?
     public let discovery: [any LANDiscovery]
     public let limits: LANLinkLimits
+    /// The slots accepted connections wait for their hello and handshake in.
+    public let pendingHandshakes: PendingHandshakes
     public let events: AsyncStream<TransportEvent>
     private let eventSink: AsyncStream<TransportEvent>.Continuation
     private let group: any EventLoopGroup
@@ -42,9 +48,11 @@ public final class LANTransport: Transport {
         peer: PeerID? = nil,
         discovery: [any LANDiscovery] = [],
         limits: LANLinkLimits = LANLinkLimits(),
+        pendingHandshakes: PendingHandshakes = PendingHandshakes(),
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) {
         self.listenAddress = address
+        self.pendingHandshakes = pendingHandshakes
         self.peer = peer
         self.discovery = discovery
         self.limits = limits
@@ -87,8 +95,22 @@ public final class LANTransport: Transport {
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 // Accepted sockets inherit it, and the window they offer follows from it.
                 .serverChannelOption(.socketOption(.so_rcvbuf), value: limits.socketBufferBytes)
-                .bind(host: listenAddress.host, port: listenAddress.port) { [limits] channel in
-                    channel.eventLoop.makeCompletedFuture { try LANConnection.configure(channel, limits: limits) }
+                .bind(host: listenAddress.host, port: listenAddress.port) { [limits, pendingHandshakes] channel in
+                    // Before anything is spent on the connection: over the cap, it is closed here.
+                    // (NIO drops a connection whose initializer fails without closing it.)
+                    let source = channel.remoteAddress.map(LANTransport.source(of:)) ?? "unknown"
+                    guard let pending = pendingHandshakes.admit(.lan, from: source) else {
+                        channel.close(promise: nil)
+                        return channel.eventLoop.makeFailedFuture(LANLinkFailure.refused(source: source))
+                    }
+                    return channel.eventLoop.makeCompletedFuture {
+                        do {
+                            return try LANConnection.configure(channel, limits: limits, pending: pending)
+                        } catch {
+                            pending.settle(.failed)
+                            throw error
+                        }
+                    }
                 }
         } catch {
             state.withLock { if $0.phase == .starting { $0.phase = .idle } }
@@ -198,17 +220,23 @@ public final class LANTransport: Transport {
     }
 
     /// Reads an accepted connection's hello and announces its link, or closes a connection that
-    /// does not introduce itself in time.
+    /// does not introduce itself before its pending slot's deadline.
     private func welcome(_ connection: LANConnection) async {
+        // Every accepted connection has a slot: the listener's initializer gave it one.
+        guard let pending = connection.pending else { return }
         let ends = await connection.open()
-        let timeout = ends.channel.eventLoop.scheduleTask(in: TimeAmount(limits.helloTimeout)) {
-            ends.failure.record(.noHello("none came within \(self.limits.helloTimeout)"))
+        let timedOut = LANFailureRecord()
+        let timeout = ends.channel.eventLoop.scheduleTask(in: TimeAmount(pending.remaining)) {
+            let failure = LANLinkFailure.noHello("none came within \(self.pendingHandshakes.limits.lanDeadline)")
+            timedOut.record(failure)
+            ends.failure.record(failure)
             ends.channel.close(promise: nil)
         }
         let first = await ends.frames.next()
         timeout.cancel()
         guard let first else {
             // Closed by the peer or the timeout, or the transport is stopping.
+            pending.settle(timedOut.value == nil ? .failed : .timedOut)
             ends.channel.close(promise: nil)
             return
         }
@@ -216,6 +244,7 @@ public final class LANTransport: Transport {
         do {
             hello = try LANHello(decoding: first)
         } catch {
+            pending.settle(.failed)
             ends.failure.record(error)
             ends.channel.close(promise: nil)
             return
@@ -223,8 +252,11 @@ public final class LANTransport: Transport {
         let host = ends.channel.remoteAddress?.ipAddress ?? "unknown"
         let from = TransportEndpoint(kind: .lan, address: LANAddress(host: host, port: Int(hello.listeningPort)).description, peer: hello.peer)
         let link = LANLink(ends, remote: from, mtu: limits.mtu, accepted: true)
-        guard adopt(link) else { return }
-        eventSink.yield(.linkAccepted(link, from: from))
+        guard adopt(link) else {
+            pending.settle(.failed)
+            return
+        }
+        eventSink.yield(.linkAccepted(link, from: from, pending: pending))
     }
 
     /// Keeps `link` until it closes, so that `stop()` can close it; closes it at once if the
@@ -243,6 +275,21 @@ public final class LANTransport: Transport {
             _ = self?.state.withLock { $0.links.removeValue(forKey: ObjectIdentifier(link)) }
         }
         return true
+    }
+}
+
+extension LANTransport {
+    /// The source a connection from `address` counts against in `PendingHandshakes`: an IPv4
+    /// address (also when it comes IPv4-mapped, on a dual-stack listener), or an IPv6 address's
+    /// /64 prefix — one host usually holds a whole /64 and may pick any address in it.
+    static func source(of address: SocketAddress) -> String {
+        guard case .v6(let v6) = address else { return address.ipAddress ?? "unknown" }
+        let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+            return bytes[12...].map(String.init).joined(separator: ".")
+        }
+        let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+        return groups.joined(separator: ":") + "::/64"
     }
 }
 

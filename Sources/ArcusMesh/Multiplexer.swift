@@ -135,6 +135,14 @@ public actor Multiplexer {
         return error
     }
 
+    /// Closes the session with `peer` and every link it holds, and forgets it: a link the peer
+    /// opens later (if it is still let in) starts a new session. For a peer whose credential
+    /// expired or was revoked.
+    public func cut(_ peer: PeerID) async {
+        guard let session = sessions.removeValue(forKey: peer) else { return }
+        await session.close()
+    }
+
     /// Closes every session and refuses new links.
     public func close() async {
         isClosed = true

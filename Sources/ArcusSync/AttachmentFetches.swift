@@ -13,13 +13,27 @@ import Synchronization
 /// hops. Complete blobs are verified against their hash before anyone can read them; bytes
 /// that do not match are discarded and the peer that sent them is not asked again.
 ///
+/// The blob's length is the token's, fixed when the fetch starts: a local fetch takes it from
+/// the token it was given; a relayed one from this side's own documents, else from the request
+/// (and a request that disagrees with this side's documents is refused). A chunk whose total
+/// length disagrees, or whose bytes would run past it, ends the fetch from that peer: what
+/// arrived is discarded and the peer is not asked again. So nothing past the token's length is
+/// ever written, whatever the sender says.
+///
+/// What peers can make this side keep is bounded: relayed fetches under way reserve their
+/// length, and with the blobs kept for no document (`Store.reclaimableAttachments`: pieces of
+/// fetches no longer under way, complete blobs no document references) they stay within
+/// `Options.relayedAttachmentBytes`; a relay that does not fit reclaims the oldest of those, or
+/// is refused. Each peer may have `SyncSession.relayLimit` relays under way.
+///
 /// A fetch that something on this device waits for and that no connected peer could serve
 /// asks again every few seconds (a relay that had no source may have one now), and whenever a
 /// new session starts.
 final class AttachmentFetches: Sendable {
     struct Fetch {
         let hash: [UInt8]
-        var length: Int64?
+        /// The blob's length, from the token (see above); chunks that disagree are refused.
+        let length: Int64
         /// Hops left for the requests this fetch sends.
         let hops: UInt8
         var source: ObjectIdentifier?
@@ -33,10 +47,18 @@ final class AttachmentFetches: Sendable {
         var relays: [(session: SyncSession, request: AttachmentRequest)] = []
         /// Whether something on this device waits (it then waits for new peers; a relay gives up).
         var local: Bool
+        /// Whether a peer's request started it: it holds `length` of the relay allowance until it ends.
+        var reserved = false
         /// Whether a retry of the sessions that could not serve it is scheduled.
         var retrying = false
         /// Seconds until the next retry (doubling up to `retryLimit`).
         var retryDelay = AttachmentFetches.firstRetry
+
+        /// Whether `session` may be asked: not yet, and not a peer that sent this blob wrong.
+        func mayAsk(_ session: SyncSession, refused: Set<[UInt8]>) -> Bool {
+            let id = ObjectIdentifier(session)
+            return !tried.contains(id) && !excluded.contains(id) && session.isReady && !refused.contains(session.peerIdentity ?? [])
+        }
     }
 
     static let firstRetry = 0.25
@@ -47,18 +69,31 @@ final class AttachmentFetches: Sendable {
 
     private let store: Store
     private let log: @Sendable (SyncLogLevel, String) -> Void
+    /// Most bytes relayed fetches may reserve, with the blobs kept for no document.
+    let relayAllowance: Int64
     private let fetches = Mutex<[[UInt8]: Fetch]>([:])
+    /// Per blob, the peers (their hello's id) that sent what its token or hash refutes: not
+    /// asked for it again while this engine runs, on any session. At most `refusalMemory` blobs.
+    private let refusals = Mutex<[[UInt8]: Set<[UInt8]>]>([:])
+    static let refusalMemory = 1024
     private let nextWaiter = Mutex<UInt64>(0)
     let sessions = Mutex<@Sendable () -> [SyncSession]>({ [] })
 
-    init(store: Store, log: @escaping @Sendable (SyncLogLevel, String) -> Void) {
+    /// A complete blob no document references is not reclaimed this soon after it was stored:
+    /// one just uploaded is not in its document yet (as `Store.collectAttachmentGarbage`).
+    static let reclaimGrace: TimeInterval = 60
+
+    init(store: Store, relayAllowance: Int64, log: @escaping @Sendable (SyncLogLevel, String) -> Void) {
         self.store = store
+        self.relayAllowance = relayAllowance
         self.log = log
     }
 
-    /// Waits until the blob is in the store, fetching it from peers as needed. Cancelling the
-    /// task stops waiting (the bytes that arrived stay, for the next attempt).
-    func fetch(_ hash: [UInt8], length: Int64?, progress: (@Sendable (AttachmentProgress) -> Void)?) async throws {
+    /// Waits until the blob is in the store, fetching it from peers as needed; `length` is the
+    /// token's, and no chunk that disagrees with it is taken. Cancelling the task stops waiting
+    /// (the bytes that arrived stay, for the next attempt).
+    func fetch(_ hash: [UInt8], length: Int64, progress: (@Sendable (AttachmentProgress) -> Void)?) async throws {
+        guard length >= 0 else { throw StoreError.attachment("attachment \(hex(hash)) has a token with a negative length (\(length)); the document holding it is damaged") }
         if store.attachmentLength(hash: hash) != nil { return }
         let waiter = nextWaiter.withLock { next -> UInt64 in
             next += 1
@@ -66,18 +101,23 @@ final class AttachmentFetches: Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let cancelled = fetches.withLock { fetches -> Bool in
-                    guard !Task.isCancelled else { return true }
+                let refusal = fetches.withLock { fetches -> (any Error)? in
+                    guard !Task.isCancelled else { return CancellationError() }
                     var fetch = fetches[hash] ?? Fetch(hash: hash, length: length, hops: Self.hops, local: true)
+                    guard fetch.length == length else {
+                        // One hash, one length: one of the two tokens is wrong, and this one
+                        // cannot be fetched alongside the other.
+                        return StoreError.attachment("attachment \(hex(hash)) is being fetched as \(fetch.length) bytes, but this token says \(length): "
+                            + "one of the documents that hold it has a wrong token; ask again once that fetch is done")
+                    }
                     fetch.local = true
-                    if fetch.length == nil { fetch.length = length }
                     fetch.waiters[waiter] = continuation
                     if let progress { fetch.progress.append(progress) }
                     fetches[hash] = fetch
-                    return false
+                    return nil
                 }
-                if cancelled {
-                    continuation.resume(throwing: CancellationError())
+                if let refusal {
+                    continuation.resume(throwing: refusal)
                     return
                 }
                 askNext(hash)
@@ -97,21 +137,67 @@ final class AttachmentFetches: Sendable {
         }
     }
 
-    /// A peer asked for a blob this side lacks, with hops left: fetch it, then serve it.
-    func relay(_ request: AttachmentRequest, for session: SyncSession) {
-        let joined = fetches.withLock { fetches -> Bool in
+    /// A peer asked for a blob this side lacks, with hops left: fetch it, then serve it. False
+    /// (the caller answers "not found") when neither this side's documents nor the request say
+    /// how long the blob is, when they disagree, or when it does not fit the relay allowance.
+    func relay(_ request: AttachmentRequest, for session: SyncSession) -> Bool {
+        let own: Int64?
+        let reclaimable: [ReclaimableAttachment]
+        do {
+            own = try store.referencedAttachment(hash: request.hash)?.length
+            reclaimable = try store.reclaimableAttachments()
+        } catch {
+            log(.warning, "could not look up attachment \(hex(request.hash)) to relay it: \(error)")
+            return false
+        }
+        let asked = request.length.map { Int64(clamping: $0) }
+        guard let length = own ?? asked else { return false }
+        if let asked, asked != length {
+            log(.warning, "\(session.peerDescriptionForLogs) asked for attachment \(hex(request.hash)) as \(asked) bytes, "
+                + "but the documents here say \(length): not relayed")
+            return false
+        }
+        let now = Date()
+        let admission = fetches.withLock { fetches -> (admitted: Bool, reclaim: [ReclaimableAttachment]) in
             if var fetch = fetches[request.hash] {
+                guard fetch.length == length else { return (false, []) }
                 fetch.relays.append((session, request))
                 fetches[request.hash] = fetch
-                return true
+                return (true, [])
             }
-            var fetch = Fetch(hash: request.hash, length: nil, hops: request.hops - 1, local: false)
+            // What relays hold: the fetches they started, and blobs kept for no document
+            // (except those being fetched, which their fetch accounts for).
+            var used = fetches.values.reduce(Int64(0)) { $0 + ($1.reserved ? $1.length : 0) }
+            let leftovers = reclaimable.filter { fetches[$0.hash] == nil && $0.hash != request.hash }.sorted { $0.since < $1.since }
+            used += leftovers.reduce(Int64(0)) { $0 + $1.bytes }
+            var reclaim: [ReclaimableAttachment] = []
+            for leftover in leftovers where used > relayAllowance - length {
+                if leftover.kind == .unreferenced && now.timeIntervalSince(leftover.since) < Self.reclaimGrace { continue }
+                reclaim.append(leftover)
+                used -= leftover.bytes
+            }
+            guard length <= relayAllowance, used <= relayAllowance - length else { return (false, []) }
+            var fetch = Fetch(hash: request.hash, length: length, hops: request.hops - 1, local: false)
+            fetch.reserved = true
             fetch.excluded.insert(ObjectIdentifier(session))
             fetch.relays.append((session, request))
             fetches[request.hash] = fetch
+            return (true, reclaim)
+        }
+        for leftover in admission.reclaim {
+            do {
+                try store.reclaim(leftover, grace: Self.reclaimGrace)
+            } catch {
+                log(.warning, "could not reclaim attachment \(hex(leftover.hash)) to make room for a relay: \(error)")
+            }
+        }
+        guard admission.admitted else {
+            log(.info, "not relaying attachment \(hex(request.hash)) (\(length) bytes) for \(session.peerDescriptionForLogs): "
+                + "relays hold \(relayAllowance) bytes at most")
             return false
         }
-        if !joined { askNext(request.hash) }
+        askNext(request.hash)
+        return true
     }
 
     /// Requests of `session` this side is fetching from other peers to pass on.
@@ -132,14 +218,14 @@ final class AttachmentFetches: Sendable {
         let candidates = sessions.withLock { $0 }()
         let choice = fetches.withLock { fetches -> (SyncSession, AttachmentRequest)? in
             guard var fetch = fetches[hash], fetch.source == nil else { return nil }
-            guard let session = candidates.first(where: {
-                !fetch.tried.contains(ObjectIdentifier($0)) && !fetch.excluded.contains(ObjectIdentifier($0)) && $0.isReady
-            }) else { return nil }
+            let refused = refusals.withLock { $0[hash] ?? [] }
+            guard let session = candidates.first(where: { fetch.mayAsk($0, refused: refused) }) else { return nil }
             fetch.source = ObjectIdentifier(session)
             fetches[hash] = fetch
             let offset = store.receivedAttachmentBytes(hash: hash)
             let request = AttachmentRequest(hash: hash, offset: UInt64(offset),
-                                            chunkSize: UInt32(session.chunkSize(offset: offset, length: fetch.length)), hops: fetch.hops)
+                                            chunkSize: UInt32(session.chunkSize(offset: offset, length: fetch.length)), hops: fetch.hops,
+                                            length: UInt64(fetch.length))
             return (session, request)
         }
         if let (session, request) = choice {
@@ -224,34 +310,43 @@ final class AttachmentFetches: Sendable {
     }
 
     /// A piece arrived from `session`. Pieces from a session that is not the current source,
-    /// or that do not continue what arrived, are stale and dropped.
-    func received(_ chunk: AttachmentChunk, from session: SyncSession) throws {
+    /// or that do not continue what arrived, are stale and dropped. A piece the token refutes
+    /// (another total length, bytes past the end) ends the fetch from that peer.
+    func received(_ chunk: AttachmentChunk, from session: SyncSession) {
         let id = ObjectIdentifier(session)
         guard let fetch = fetches.withLock({ $0[chunk.hash] }), fetch.source == id else { return }
         let have = store.receivedAttachmentBytes(hash: chunk.hash)
         guard chunk.offset == UInt64(have) else { return }
-        let total = Int64(clamping: chunk.totalLength)
-        if let length = fetch.length, length != total {
-            throw SyncProtocolError("attachment \(hex(chunk.hash)) is \(length) bytes long, but the peer says \(total)")
+        let length = fetch.length
+        guard chunk.totalLength == UInt64(length) else {
+            refused(chunk.hash, from: session, because: "the peer says it is \(chunk.totalLength) bytes long, but its token says \(length)")
+            return
         }
-        guard have + Int64(chunk.bytes.count) <= total, !chunk.bytes.isEmpty || total == have else {
-            throw SyncProtocolError("a piece of attachment \(hex(chunk.hash)) runs past its length")
+        guard Int64(chunk.bytes.count) <= length - have, !chunk.bytes.isEmpty || have == length else {
+            refused(chunk.hash, from: session, because: chunk.bytes.isEmpty
+                ? "the peer sent an empty piece at byte \(have) of \(length)"
+                : "the peer sent bytes past its token's length of \(length) (\(have) had arrived, the piece has \(chunk.bytes.count))")
+            return
         }
-        try store.receiveAttachmentPiece(hash: chunk.hash, offset: have, bytes: chunk.bytes)
-        let arrived = have + Int64(chunk.bytes.count)
-        let progress = fetches.withLock { fetches -> [@Sendable (AttachmentProgress) -> Void] in
-            fetches[chunk.hash]?.length = total
-            return fetches[chunk.hash]?.progress ?? []
-        }
-        for report in progress { report(AttachmentProgress(bytesFetched: arrived, totalBytes: total)) }
-        guard arrived == total else { return }
         do {
-            try store.completeAttachment(AttachmentToken(hash: chunk.hash, length: total))
+            try store.receiveAttachmentPiece(hash: chunk.hash, offset: have, bytes: chunk.bytes)
+        } catch {
+            // This side's disk, not the peer: no one else can do better until it is fixed.
+            log(.error, "could not keep a piece of attachment \(hex(chunk.hash)): \(error)")
+            store.discardReceivedAttachment(hash: chunk.hash)
+            end(chunk.hash, failing: error)
+            return
+        }
+        let arrived = have + Int64(chunk.bytes.count)
+        let progress = fetches.withLock { $0[chunk.hash]?.progress ?? [] }
+        for report in progress { report(AttachmentProgress(bytesFetched: arrived, totalBytes: length)) }
+        guard arrived == length else { return }
+        do {
+            try store.completeAttachment(AttachmentToken(hash: chunk.hash, length: length))
         } catch {
             // The store discarded what arrived. Another peer may have the right bytes; with none
             // left to ask, whoever waits hears why.
-            log(.warning, "attachment \(hex(chunk.hash)) from \(session.peerDescriptionForLogs): \(error)")
-            failedVerification(chunk.hash, on: session, error)
+            refused(chunk.hash, from: session, because: "\(error)")
             return
         }
         let done = fetches.withLock { $0.removeValue(forKey: chunk.hash) }
@@ -260,27 +355,38 @@ final class AttachmentFetches: Sendable {
         for relay in done.relays { relay.session.serve(relay.request) }
     }
 
-    private func failedVerification(_ hash: [UInt8], on session: SyncSession, _ error: any Error) {
+    /// `session` sent what the token refutes (or bytes that do not match the hash): what
+    /// arrived is discarded, and its peer is not asked for the blob again. Another peer is
+    /// asked; with none left, whoever waits hears why.
+    private func refused(_ hash: [UInt8], from session: SyncSession, because reason: String) {
+        let error = StoreError.attachment("attachment \(hex(hash)) from \(session.peerDescriptionForLogs): \(reason); "
+            + "what arrived was discarded, and that peer is not asked for it again")
+        log(.warning, "\(error)")
+        store.discardReceivedAttachment(hash: hash)
+        let refused = refusals.withLock { refusals -> Set<[UInt8]> in
+            if refusals[hash] == nil && refusals.count >= Self.refusalMemory { refusals.remove(at: refusals.startIndex) }
+            if let peer = session.peerIdentity { refusals[hash, default: []].insert(peer) }
+            return refusals[hash] ?? []
+        }
         let candidates = sessions.withLock { $0 }()
-        let failed = fetches.withLock { fetches -> Fetch? in
-            guard var fetch = fetches[hash] else { return nil }
+        let failed = fetches.withLock { fetches -> Bool in
+            guard var fetch = fetches[hash] else { return false }
             fetch.source = nil
             fetch.tried.insert(ObjectIdentifier(session))
             fetch.excluded.insert(ObjectIdentifier(session))
-            let others = candidates.contains {
-                !fetch.tried.contains(ObjectIdentifier($0)) && !fetch.excluded.contains(ObjectIdentifier($0)) && $0.isReady
-            }
-            if others {
-                fetches[hash] = fetch
-                return nil
-            }
-            fetches[hash] = nil
-            return fetch
+            fetches[hash] = fetch
+            return !candidates.contains { fetch.mayAsk($0, refused: refused) }
         }
-        guard let failed else {
+        if failed {
+            end(hash, failing: error)
+        } else {
             askNext(hash)
-            return
         }
+    }
+
+    /// Ends the fetch: whoever waits hears `error`, relays are told "not found".
+    private func end(_ hash: [UInt8], failing error: any Error) {
+        guard let failed = fetches.withLock({ $0.removeValue(forKey: hash) }) else { return }
         for waiter in failed.waiters.values { waiter.resume(throwing: error) }
         for relay in failed.relays { relay.session.answerNotFound(hash) }
     }
@@ -322,14 +428,17 @@ extension SyncSession {
     /// Whether the handshake is done (requests may go to it).
     nonisolated var isReady: Bool { readiness.withLock { $0 } }
 
+    /// The peer's id from its hello; nil before it.
+    nonisolated var peerIdentity: [UInt8]? { helloPeerID.withLock { $0 } }
+
     /// Fewest blob bytes in a chunk, however small the link's frames: a frame that cannot hold
     /// this much is sent anyway (the link below splits it).
     static let minimumChunkSize = 16
 
     /// Bytes of blob per chunk at `offset` of a blob of `length` (nil: unknown), so that the
     /// chunk's frame fits the channel's preferred frame size.
-    nonisolated func chunkSize(offset: Int64, length: Int64?) -> Int {
-        let total = UInt64(max(0, length ?? Int64.max))
+    nonisolated func chunkSize(offset: Int64, length: Int64) -> Int {
+        let total = UInt64(max(0, length))
         let capacity = AttachmentChunk.capacity(frameSize: channel.preferredFrameSize, offset: UInt64(max(0, offset)), totalLength: total)
         return max(Self.minimumChunkSize, capacity)
     }
@@ -369,10 +478,15 @@ extension SyncSession {
             refuse(request.hash)
             return
         }
-        if store.attachmentLength(hash: request.hash) != nil {
-            queue(request)
-        } else if request.hops > 0, engine.attachments.relayCount(for: self) < Self.relayLimit {
-            engine.attachments.relay(request, for: self)
+        if let length = store.attachmentLength(hash: request.hash) {
+            // A requester whose token says another length would refuse every chunk.
+            if let wanted = request.length, wanted != UInt64(length) {
+                refuse(request.hash)
+            } else {
+                queue(request)
+            }
+        } else if request.hops > 0, engine.attachments.relayCount(for: self) < Self.relayLimit, engine.attachments.relay(request, for: self) {
+            // Served once it is here.
         } else {
             refuse(request.hash)
         }
@@ -396,8 +510,8 @@ extension SyncSession {
         send(.error(SyncError(code: SyncErrorCode.attachmentNotFound.rawValue, message: AttachmentToken(hash: hash, length: 0).hashHex)))
     }
 
-    func receivedAttachmentChunk(_ chunk: AttachmentChunk) throws {
-        try engine.attachments.received(chunk, from: self)
+    func receivedAttachmentChunk(_ chunk: AttachmentChunk) {
+        engine.attachments.received(chunk, from: self)
     }
 
     func notFound(hashHex: String) {

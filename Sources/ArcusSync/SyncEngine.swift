@@ -24,6 +24,16 @@ public final class SyncEngine: Sendable {
         public var sessionMemory = 100_000
         /// Who may have written what (see `SyncOrigins`); nil takes every writer's events.
         public var origins: (any SyncOrigins)? = nil
+        /// Whether this store's credential lets it pass on other writers' events. When not, it
+        /// serves its own events only and vouches for nothing else: its peers would refuse them.
+        public var relays = true
+        /// Most bytes of blobs peers may make this store keep by asking it to relay them: the
+        /// relayed fetches under way (each reserves its blob's length) and the blobs kept for no
+        /// document (`Store.reclaimableAttachments`), of which the oldest are reclaimed to make
+        /// room. 256 MiB: the largest blob the agent's API takes fits. A blob larger than this is
+        /// not relayed; fetchers then need a peer that has it, or one that references it and
+        /// fetches it for itself.
+        public var relayedAttachmentBytes: Int64 = 256 << 20
         /// Where the engine reports what a person running it may need to know.
         public var log: @Sendable (SyncLogLevel, String) -> Void = { _, _ in }
 
@@ -37,7 +47,10 @@ public final class SyncEngine: Sendable {
 
     /// The hello every session of this engine starts with.
     public var hello: Hello {
-        Hello(peerID: peerID, protocolVersion: SyncSession.protocolVersion, capabilities: [SyncBacklog.capability], name: options.name)
+        Hello(
+            peerID: peerID, protocolVersion: SyncSession.protocolVersion,
+            capabilities: [SyncBacklog.capability] + (options.origins == nil ? [] : [Credentials.capability]), name: options.name
+        )
     }
 
     struct State {
@@ -51,6 +64,8 @@ public final class SyncEngine: Sendable {
     let attachments: AttachmentFetches
     let progress = SyncProgressTracker()
     private let hooks = Mutex<[ChangeListener]>([])
+    /// Per peer (its key), the writers whose credentials it was given (see `credentialsToGive`).
+    private let credentialsGiven = Mutex<[String: Set<SiteID>]>([:])
     /// Active subscriptions whose documents were evicted: announced again after the commit.
     private let reannounce = Mutex<Set<UInt64>>([])
 
@@ -58,7 +73,7 @@ public final class SyncEngine: Sendable {
         self.store = store
         self.options = options
         peerID = withUnsafeBytes(of: store.site.rawValue.bigEndian) { Array($0) }
-        attachments = AttachmentFetches(store: store, log: options.log)
+        attachments = AttachmentFetches(store: store, relayAllowance: options.relayedAttachmentBytes, log: options.log)
         var loaded: [UInt64: LocalSubscription] = [:]
         for (key, value) in try store.syncRecords(prefix: "sub/") {
             guard let id = UInt64(key.dropFirst(4)), let subscription = LocalSubscription(id: id, record: value) else { continue }
@@ -294,6 +309,31 @@ public final class SyncEngine: Sendable {
         } catch {
             options.log(.warning, "could not record that evicted documents of subscription \(id) came back: \(error)")
         }
+    }
+
+    // MARK: - Credentials passed on
+
+    /// Of `writers`, those whose credentials the peer was not given yet; they count as given
+    /// from now on. Kept across the peer's sessions (a credential is a few hundred bytes, and a
+    /// peer keeps what it was given); forgotten when the peer turns out to have lost what it had.
+    func credentialsToGive(_ writers: Set<SiteID>, to peer: String) -> Set<SiteID> {
+        guard !writers.isEmpty else { return [] }
+        return credentialsGiven.withLock { given in
+            let new = writers.subtracting(given[peer, default: []])
+            given[peer, default: []].formUnion(new)
+            return new
+        }
+    }
+
+    /// Passes `credentials` to every peer connected now that reads them (a revocation list just
+    /// adopted, say; sessions that start later get `SyncOrigins.announcements`).
+    public func pass(_ credentials: Credentials) {
+        for session in sessions { session.pass(credentials) }
+    }
+
+    /// The peer lost what it had (its summary says so): it is given every credential again.
+    func forgetCredentialsGiven(to peer: String) {
+        _ = credentialsGiven.withLock { $0.removeValue(forKey: peer) }
     }
 
     // MARK: - Sessions

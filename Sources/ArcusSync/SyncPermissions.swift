@@ -2,7 +2,8 @@ import ArcusCodec
 import ArcusStore
 
 /// What one peer may do with this store's collections over a session: which collections it may
-/// read (be sent documents of) and which it may write (have its own changes merged).
+/// read (be sent documents of), which it may write (have its own changes merged), and whether it
+/// may pass on other writers' changes (relay).
 ///
 /// The engine enforces them per session (`SyncEngine.connect(_:pulling:permissions:)`):
 /// - **Read**: no document (nor removal) of a collection the peer may not read is sent to it; a
@@ -10,24 +11,28 @@ import ArcusStore
 ///   subscription to the whole store is served only what it may read, and this side vouches
 ///   for nothing with it (its `covers` would name the events withheld); an attachment is served
 ///   only when a document of a readable collection references it.
-/// - **Write**: a document in a batch that carries events of the peer's own site (writes the
-///   peer made itself) in a collection it may not write is refused — not merged, logged as a
-///   warning, counted in `SyncStatistics.documentsRefused` — and the rest of the batch is merged.
-///   Events of other sites are relayed whatever the collection (the peer passes on what it
-///   received), which is what multi-hop needs.
+/// - **Write**: the peer's own events (its site is its identity) are merged only in collections
+///   it may write.
+/// - **Relay**: other writers' events are merged from the peer only when it may relay, and only
+///   where their writer may write (`SyncOrigins`). What is refused is left out of the merge —
+///   the rest of the document and of the batch merges — logged and counted in
+///   `SyncStatistics.documentsRefused`; the session goes on.
 ///
 /// `.all` (the default) permits everything. Certificates carry the same lists (ArcusMesh's
-/// `CollectionPermissions`); the agent passes them on as they are.
+/// `CollectionPermissions`) and the relay role; the agent passes them on as they are.
 public struct SyncPermissions: Sendable, Equatable, CustomStringConvertible {
     /// Every collection, or those named: the same sets certificates carry.
     public typealias Collections = CollectionSet
 
     public var read: Collections
     public var write: Collections
+    /// Whether the peer may pass on other writers' events (multi-hop through it).
+    public var relay: Bool
 
-    public init(read: Collections = .all, write: Collections = .all) {
+    public init(read: Collections = .all, write: Collections = .all, relay: Bool = true) {
         self.read = read
         self.write = write
+        self.relay = relay
     }
 
     /// Everything: what every session had before permissions existed.
@@ -40,5 +45,5 @@ public struct SyncPermissions: Sendable, Equatable, CustomStringConvertible {
         return read == .all
     }
 
-    public var description: String { "read \(read), write \(write)" }
+    public var description: String { "read \(read), write \(write)\(relay ? ", relay" : "")" }
 }

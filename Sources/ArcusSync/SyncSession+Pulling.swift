@@ -148,15 +148,9 @@ extension SyncSession {
                 throw SyncProtocolError("a delta batch answers \(batch.answers) summaries of subscription \(id), but \(owed) await an answer")
             }
         }
-        var batch = batch
-        let refused = forbiddenWrites(in: batch)
-        if !refused.isEmpty {
-            batch.documents.removeAll { refused.contains($0.key) }
-            statistics.documentsRefused += refused.count
-            for key in refused.sorted() {
-                engine.options.log(.warning, "\(peerDescription) may not write \(key.collection): its write to \(key) was refused (it may write \(permissions.write))")
-            }
-        }
+        let admission = admit(batch)
+        let batch = admission.batch
+        report(admission.refusals)
         // Produced before the peer took in this side's latest summary (the batch does not
         // complete its answer), or the summary itself predates an eviction.
         let stale = (unanswered[id] ?? 0) > Int(batch.answers) || (announcedAfter[id] ?? 0) < subscription.evictions
@@ -189,32 +183,5 @@ extension SyncSession {
         announced[id] = true
         engine.progress.caughtUp(id, session: ObjectIdentifier(self))
         caughtUpChanged()
-    }
-
-    /// Documents of the batch that bring writes the peer made itself (events of its site this
-    /// store does not have yet) to a collection it may not write. Events of other sites in such
-    /// a collection are relayed writes and pass: a peer passes on what it received.
-    func forbiddenWrites(in batch: DeltaBatch) -> Set<DocumentKey> {
-        guard case .named(let writable) = permissions.write, let peerSite else { return [] }
-        let suspects = batch.documents.filter { !writable.contains($0.key.collection) && $0.state.version[peerSite] != nil }
-        guard !suspects.isEmpty else { return [] }
-        // The peer's events this store already has (merged before, or relayed by another peer
-        // before the permissions narrowed) are nothing new. Read before the merge: the store
-        // only gains events meanwhile, so a stale read refuses more, never less.
-        var had: [DocumentKey: Timestamp] = [:]
-        do {
-            for document in try store.loggedDocuments(suspects.map(\.key)) {
-                if let time = document.state.version[peerSite] { had[document.key] = time }
-            }
-        } catch {
-            engine.options.log(.warning, "could not read the documents \(peerDescription) sent to check its permissions: \(error)")
-        }
-        var refused = Set<DocumentKey>()
-        for delta in suspects {
-            guard let time = delta.state.version[peerSite] else { continue }
-            if let known = had[delta.key], known >= time { continue }
-            refused.insert(delta.key)
-        }
-        return refused
     }
 }

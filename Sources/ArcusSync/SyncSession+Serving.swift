@@ -224,6 +224,7 @@ extension SyncSession {
                 engine.options.log(.info, "\(peerDescription) knows less of \(subscription.query) than it did: sending it what it lacks from the start of the change log")
                 subscription.restart(at: 0)
                 peerHas.removeAll()
+                engine.forgetCredentialsGiven(to: peerKey)
                 restarted = true
             }
             subscription.peerKnows = summary.version
@@ -241,12 +242,14 @@ extension SyncSession {
                 engine.options.log(.info, "\(peerDescription) says it merged this store's changes up to \(position), past their end: sending it \(subscription.query) from the start")
                 subscription.restart(at: 0)
                 peerHas.removeAll()
+                engine.forgetCredentialsGiven(to: peerKey)
             } else if position < subscription.confirmed {
                 // The peer lost what it had acknowledged (its store came back from a backup):
                 // resume from where its store really is.
                 engine.options.log(.info, "\(peerDescription) has this store's changes to \(subscription.query) only up to \(position), not \(subscription.confirmed): resuming from there")
                 subscription.restart(at: position)
                 peerHas.removeAll()
+                engine.forgetCredentialsGiven(to: peerKey)
             } else if position > subscription.acknowledged {
                 subscription.acknowledged = position
                 subscription.confirmed = position
@@ -427,7 +430,8 @@ extension SyncSession {
             // A peer that may not read everything the query matches is vouched nothing: the
             // claim names the events of documents withheld from it, and a peer that believed it
             // had them would never ask for them (from here, once allowed, or from elsewhere).
-            if complete, permissions.mayReadAll(of: subscription.query), let first = claim, let claim = engine.claim(for: subscription.query).map({ first.intersection($0) }),
+            if complete, permissions.mayReadAll(of: subscription.query), let first = claim,
+               let claim = engine.claim(for: subscription.query).map({ vouchable(first.intersection($0)) }),
                (reply && subscription.vouchInReply) || (!documents.isEmpty && !claim.isCovered(by: subscription.peerKnows)) {
                 covers = reply && subscription.vouchInReply ? claim : claim.subtracting(subscription.peerKnows)
                 subscription.peerKnows.formUnion(claim)
@@ -495,11 +499,59 @@ extension SyncSession {
                     delta = document.state
                 }
             }
+            guard let servable = servable(delta, in: document.key.collection) else { continue }
+            delta = servable
             remember(document.key, has: document.state.version)
             result.append(DocumentDelta(key: document.key, state: delta))
         }
         result.sort { $0.key < $1.key }
         return result
+    }
+
+    /// The part of `delta` the peer can take from this store: its own writes, and others' when
+    /// this store may relay them and can hand on the credential that lets each writer write
+    /// there (the peer would refuse the rest); nil when nothing is left.
+    private func servable(_ delta: DocumentState, in collection: String) -> DocumentState? {
+        let own = store.site
+        guard engine.options.relays else {
+            let part = delta.admitting(sites: { $0 == own }, through: Timestamp(rawValue: .max)).admitted
+            return part.isEmpty ? nil : part
+        }
+        guard let origins = engine.options.origins else { return delta }
+        let admission = delta.admitting(sites: { site in
+            site == own || (origins.credential(of: site) != nil && origins.writable(by: site)?.contains(collection) == true)
+        }, through: Timestamp(rawValue: .max))
+        if admission.isWhole { return delta }
+        return admission.admitted.isEmpty ? nil : admission.admitted
+    }
+
+    /// The credentials of the writers whose events `batch` passes on that the peer was not given
+    /// yet, to go first (the batch is held until they went); or the batch itself.
+    func credentials(ahead batch: DeltaBatch) -> SyncMessage {
+        guard peerReadsCredentials, let origins = engine.options.origins else { return .deltaBatch(batch) }
+        var writers = Set<SiteID>()
+        for delta in batch.documents {
+            for element in delta.state.version.elements { writers.insert(element.site) }
+        }
+        // The peer knows its own credential, and this store's from the handshake.
+        writers.remove(store.site)
+        if let peerSite { writers.remove(peerSite) }
+        let items = engine.credentialsToGive(writers, to: peerKey).sorted().compactMap(origins.credential(of:))
+        guard !items.isEmpty else { return .deltaBatch(batch) }
+        heldBatch = batch
+        var messages = stride(from: 0, to: items.count, by: Credentials.maximumItems).map {
+            SyncMessage.credentials(Credentials(items: Array(items[$0..<min($0 + Credentials.maximumItems, items.count)])))
+        }
+        let first = messages.removeFirst()
+        control.append(contentsOf: messages)
+        return first
+    }
+
+    /// What this store may vouch for: everything it knows, or, when it may not relay, only its
+    /// own writes (its peers take no one else's from it, so it must not claim them either).
+    private func vouchable(_ claim: VersionVector) -> VersionVector {
+        guard !engine.options.relays else { return claim }
+        return claim[store.site].map { VersionVector(Stamp(time: $0, site: store.site)) } ?? VersionVector()
     }
 
     /// Records that the peer has these events of the document (bounded: forgetting only

@@ -87,6 +87,12 @@ public actor SyncSession {
     var announcedAfter: [UInt64: UInt64] = [:]
     /// Per document, events the peer is known to have (it sent them, or was sent them).
     var peerHas: [DocumentKey: VersionVector] = [:]
+    /// Refusals not yet logged (see `report`).
+    var refusalLog = RefusalLog()
+    /// Whether the peer reads `credentials` messages (its hello says so).
+    var peerReadsCredentials = false
+    /// A batch produced after the credentials that go ahead of it, which were sent first.
+    var heldBatch: DeltaBatch?
     /// Attachment ranges the peer asked for, served in order.
     var chunkRequests: [AttachmentRequest] = []
 
@@ -94,6 +100,8 @@ public actor SyncSession {
     nonisolated let readiness = Mutex(false)
     /// `peerDescription`, for logs written from any thread.
     nonisolated let peerLabel = Mutex("a peer (before its hello)")
+    /// `peerID`, for attachment fetches deciding from any thread whom to ask.
+    nonisolated let helloPeerID = Mutex<[UInt8]?>(nil)
     private nonisolated let doorbell: AsyncStream<Void>.Continuation
     private var doorbellStream: AsyncStream<Void>?
     private var waiters: [CheckedContinuation<Void, Never>] = []
@@ -200,7 +208,7 @@ public actor SyncSession {
         case .deltaBatch(let batch): try receivedBatch(batch)
         case .ack(let ack): receivedAck(ack)
         case .attachmentRequest(let request): receivedAttachmentRequest(request)
-        case .attachmentChunk(let chunk): try receivedAttachmentChunk(chunk)
+        case .attachmentChunk(let chunk): receivedAttachmentChunk(chunk)
         case .error(let error): try receivedError(error)
         case .missing(let missing): try receivedMissing(missing)
         case .credentials(let credentials): engine.options.origins?.receive(credentials.items, from: peerDescription)
@@ -214,11 +222,13 @@ public actor SyncSession {
                                   message: "this peer speaks sync protocol \(Self.protocolVersion), not \(hello.protocolVersion)")))
             throw SyncProtocolError("the peer speaks sync protocol \(hello.protocolVersion); this one speaks \(Self.protocolVersion)")
         }
-        guard !hello.peerID.isEmpty, hello.peerID != engine.peerID else {
-            throw SyncProtocolError(hello.peerID.isEmpty ? "an empty peer id" : "the peer has this store's own id")
+        // The peer id is the peer's site: its writes are its own by it, so it is never optional.
+        guard let site = SiteID(peerID: hello.peerID) else {
+            throw SyncProtocolError("the peer id is \(hello.peerID.count) bytes; a sync peer id is a site id, 8 bytes")
         }
+        guard hello.peerID != engine.peerID else { throw SyncProtocolError("the peer has this store's own id") }
         peerID = hello.peerID
-        peerSite = SiteID(peerID: hello.peerID)
+        peerSite = site
         // Neither side sends anything after its hello until it has the other's: from here on
         // each direction knows both sites (the speaker's own went in with its hello), so
         // version vectors and stamps name either in a byte.
@@ -226,12 +236,17 @@ public actor SyncSession {
         decoder.context.intern(engine.store.site)
         peerName = hello.name
         peerReadsBacklog = hello.capabilities.contains(SyncBacklog.capability)
+        peerReadsCredentials = hello.capabilities.contains(Credentials.capability)
+        if peerReadsCredentials, let announcements = engine.options.origins?.announcements, !announcements.isEmpty {
+            send(.credentials(Credentials(items: announcements)))
+        }
         peerKey = hello.peerID.map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
         if pulling {
             for id in engine.activeSubscriptionIDs { announce(now: id) }
         }
         let label = peerDescription
         peerLabel.withLock { $0 = label }
+        helloPeerID.withLock { $0 = hello.peerID }
         readiness.withLock { $0 = true }
         engine.attachments.sessionReady(self)
         // A side that announces nothing is caught up as soon as the peer has spoken.
@@ -265,6 +280,16 @@ public actor SyncSession {
     }
 
     // MARK: - Sending
+
+    /// Sends `credentials` if the peer reads them (from any thread).
+    nonisolated func pass(_ credentials: Credentials) {
+        Task { await self.passNow(credentials) }
+    }
+
+    private func passNow(_ credentials: Credentials) {
+        guard peerReadsCredentials, endReason == nil else { return }
+        send(.credentials(credentials))
+    }
 
     /// Queues a control message. An acknowledgement replaces one still queued for the same
     /// subscription: the later position says all the earlier one did.
@@ -313,8 +338,12 @@ public actor SyncSession {
     private func nextMessage() throws -> SyncMessage? {
         if !control.isEmpty { return control.removeFirst() }
         guard peerID != nil else { return nil }
-        if let batch = try nextBatch(live: true) { return .deltaBatch(batch) }
-        if let batch = try nextBatch(live: false) { return .deltaBatch(batch) }
+        if let batch = heldBatch {
+            heldBatch = nil
+            return .deltaBatch(batch)
+        }
+        if let batch = try nextBatch(live: true) { return credentials(ahead: batch) }
+        if let batch = try nextBatch(live: false) { return credentials(ahead: batch) }
         if let chunk = try nextAttachmentChunk() { return .attachmentChunk(chunk) }
         return nil
     }
@@ -342,6 +371,9 @@ public actor SyncSession {
         }
         if level != .info || peerID != nil {
             engine.options.log(level, "sync session with \(peerDescription) ended: \(reason)")
+        }
+        if let line = refusalLog.due(now: .now, force: true) {
+            engine.options.log(.warning, "\(peerDescription) sent writes this store refused: \(line)")
         }
         engine.totals.withLock { $0.add(statistics) }
         engine.ended(self)

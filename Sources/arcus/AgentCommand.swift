@@ -13,7 +13,9 @@ struct AgentCommand: AsyncParsableCommand {
               arcus agent --data ./data --http 127.0.0.1:0 --subscribe "SELECT * FROM cars"
               arcus agent --data ./hub --transports cloud --cloud nats://127.0.0.1:4222 --role hub
             The API is described in Docs/Agent.md; `arcus exec --agent URL`, `arcus observe`, \\
-            `arcus subscribe` and `arcus peers` talk to it.
+            `arcus subscribe` and `arcus peers` talk to it. Every route but the status page wants the \\
+            token the agent keeps in DIR/api-token (made on the first start, mode 0600); the CLI finds it \\
+            by itself for the user who runs the agent, and `arcus status --page` prints a link to the page.
             """
     )
 
@@ -29,8 +31,11 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(help: "Where the LAN transport listens for peers, HOST:PORT (default 0.0.0.0:0: every interface, a port the system picks, advertised over mDNS).")
     var listen: String?
 
-    @Option(help: "Where the HTTP API listens, HOST:PORT (default 127.0.0.1:4747; port 0 picks a free one).")
+    @Option(help: "Where the HTTP API listens, HOST:PORT (default 127.0.0.1:4747; port 0 picks a free one). Loopback only, unless --http-expose.")
     var http: String?
+
+    @Flag(help: "Let --http be an address beyond this machine: anyone who reaches it and holds the API token can then read and write the store, over plain HTTP.")
+    var httpExpose = false
 
     @Option(help: "The transports to run, comma-separated, from lan, ble, cloud, loopback (default: loopback).")
     var transports: String?
@@ -56,15 +61,18 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(help: "peer (default), or hub: an always-on peer that subscribes to every collection and keeps it, so that devices that never meet converge through it.")
     var role: String?
 
+    @Option(help: "How far ahead of this device's clock a peer's write may be stamped and still be merged: a number and s, m, h or d (default 7d, for boards without a real-time clock that were off for a week). Later writes are refused.")
+    var clockSkewAllowance: String?
+
     @Option(help: "The log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
     func run() async throws {
         do {
             let configuration = try AgentConfiguration.resolve(
-                dataDirectory: data, configFile: config, name: name, http: http, listen: listen,
+                dataDirectory: data, configFile: config, name: name, http: http, httpExpose: httpExpose, listen: listen,
                 transports: transports, peers: peer, subscriptions: subscribe, bleEmulated: bleEmulated, bleLinks: bleLinks, blePSM: blePsm,
-                cloud: cloud, role: role
+                cloud: cloud, role: role, clockSkewAllowance: clockSkewAllowance
             )
             try await Agent.runUntilSignalled(configuration, logger: try AgentLogging.standardError(level: logLevel))
         } catch let error as CommandError {

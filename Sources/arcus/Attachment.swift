@@ -24,6 +24,8 @@ struct Attachment: AsyncParsableCommand {
         @Option(help: "The agent's URL, as its ready line gives it.")
         var agent: String
 
+        @OptionGroup var token: AgentTokenOption
+
         @Argument(help: "The file to store.")
         var file: String
 
@@ -38,7 +40,7 @@ struct Attachment: AsyncParsableCommand {
 
         func run() async throws {
             do {
-                print(try await AgentClient(url: agent).putAttachment(path: file, collection: collection, id: id, field: field))
+                print(try await AgentClient(url: agent, tokenFile: token.tokenFile).putAttachment(path: file, collection: collection, id: id, field: field))
             } catch {
                 Terminal.writeError(error.message + "\n")
                 throw ExitCode(error.exitStatus)
@@ -58,6 +60,8 @@ struct Attachment: AsyncParsableCommand {
 
         @Option(help: "The agent's URL, as its ready line gives it.")
         var agent: String
+
+        @OptionGroup var token: AgentTokenOption
 
         @Argument(help: "The attachment's hash: \"_attachment\" in the document, 64 hex digits.")
         var hash: String
@@ -79,7 +83,7 @@ struct Attachment: AsyncParsableCommand {
         }
 
         private func download() async throws(CommandError) {
-            let client = try AgentClient(url: agent)
+            let client = try AgentClient(url: agent, tokenFile: token.tokenFile)
             let partial = out + ".partial"
             var reporter = ProgressReporter(hash: hash)
             while true {
@@ -109,12 +113,14 @@ struct Attachment: AsyncParsableCommand {
         @Option(help: "The agent's URL, as its ready line gives it.")
         var agent: String
 
+        @OptionGroup var token: AgentTokenOption
+
         @Flag(help: "Print the fetches as JSON (as GET /v1/attachments answers) instead of a table.")
         var json = false
 
         func run() async throws {
             do {
-                let document = try await AgentClient(url: agent).attachmentFetches()
+                let document = try await AgentClient(url: agent, tokenFile: token.tokenFile).attachmentFetches()
                 print(json ? document : try AttachmentFetchTable(json: document).text)
             } catch {
                 Terminal.writeError(error.message + "\n")

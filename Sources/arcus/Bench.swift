@@ -45,6 +45,12 @@ struct BenchTrace: AsyncParsableCommand {
         """)
     var secure = false
 
+    @Option(help: """
+        With --secure, how replicas join the mesh: secret (a shared secret) or certificates (one authority, every replica a \
+        relay; receivers check each writer against its certificate, which relays pass on ahead of its writes).
+        """)
+    var credential: TraceBench.Credential = .secret
+
     @Flag(help: "Print no progress on standard error.")
     var quiet = false
 
@@ -58,7 +64,9 @@ struct BenchTrace: AsyncParsableCommand {
             Terminal.progress("replaying \(trace.operations.count) operations", share: share)
         }
         let scratch = URL(fileURLWithPath: self.scratch ?? FileManager.default.temporaryDirectory.path)
-        let figures = try await TraceBench(trace: trace, storage: store, exchange: exchange, scratch: scratch, secure: secure).run(progress: progress)
+        let figures = try await TraceBench(
+            trace: trace, storage: store, exchange: exchange, scratch: scratch, secure: secure, credential: credential
+        ).run(progress: progress)
         if !quiet { Terminal.clearProgress() }
         print(figures.jsonLine)
     }
@@ -151,6 +159,7 @@ struct BenchWriteLoad: ParsableCommand {
 
 extension TraceBench.Storage: ExpressibleByArgument {}
 extension TraceBench.Exchange: ExpressibleByArgument {}
+extension TraceBench.Credential: ExpressibleByArgument {}
 
 struct BenchLAN: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

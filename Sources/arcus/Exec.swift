@@ -21,6 +21,8 @@ struct Exec: AsyncParsableCommand {
     @Option(help: "The URL of a running agent (its ready line gives it), instead of --data.")
     var agent: String?
 
+    @OptionGroup var token: AgentTokenOption
+
     @Argument(help: "The DQL statement.")
     var statement: String
 
@@ -31,12 +33,13 @@ struct Exec: AsyncParsableCommand {
         if (data == nil) == (agent == nil) {
             throw ValidationError("give either --data DIR (a store on disk) or --agent URL (a running agent)")
         }
+        if token.tokenFile != nil && agent == nil { throw ValidationError("--token-file goes with --agent") }
     }
 
     func run() async throws {
         do {
             if let agent {
-                let client = try AgentClient(url: agent)
+                let client = try AgentClient(url: agent, tokenFile: token.tokenFile)
                 print(try await client.execute(statement, arguments: try CommandArguments.parse(args)))
             } else if let data {
                 print(try LocalExecution.run(data: data, statement: statement, arguments: args))

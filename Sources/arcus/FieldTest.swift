@@ -23,6 +23,8 @@ struct FieldTest: AsyncParsableCommand {
     @Option(help: "The agent's URL, as its ready line gives it.")
     var agent: String = "http://127.0.0.1:4747"
 
+    @OptionGroup var token: AgentTokenOption
+
     @Option(help: "How long to record, in seconds.")
     var seconds: Double
 
@@ -44,7 +46,7 @@ struct FieldTest: AsyncParsableCommand {
     private func record() async throws(CommandError) {
         guard seconds.isFinite, seconds > 0 else { throw CommandError("--seconds must be a number of seconds above 0, not \(seconds)", exitStatus: 2) }
         guard interval.isFinite, interval > 0 else { throw CommandError("--interval must be a number of seconds above 0, not \(interval)", exitStatus: 2) }
-        let client = try AgentClient(url: agent)
+        let client = try AgentClient(url: agent, tokenFile: token.tokenFile)
         let log = try FieldLog(path: out)
 
         let clock = ContinuousClock()

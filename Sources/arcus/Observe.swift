@@ -14,6 +14,8 @@ struct Observe: AsyncParsableCommand {
     @Option(help: "The agent's URL, as its ready line gives it.")
     var agent: String
 
+    @OptionGroup var token: AgentTokenOption
+
     @Argument(help: "The SELECT statement.")
     var query: String
 
@@ -22,7 +24,7 @@ struct Observe: AsyncParsableCommand {
 
     func run() async throws {
         do {
-            let client = try AgentClient(url: agent)
+            let client = try AgentClient(url: agent, tokenFile: token.tokenFile)
             try await client.observe(query, arguments: try CommandArguments.parse(args)) { line in
                 FileHandle.standardOutput.write(Data((line + "\n").utf8))
             }

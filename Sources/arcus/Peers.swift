@@ -10,12 +10,14 @@ struct Peers: AsyncParsableCommand {
     @Option(help: "The agent's URL, as its ready line gives it.")
     var agent: String
 
+    @OptionGroup var token: AgentTokenOption
+
     @Flag(help: "Print the graph as JSON (as GET /v1/peers answers) instead of a table.")
     var json = false
 
     func run() async throws {
         do {
-            let document = try await AgentClient(url: agent).peers()
+            let document = try await AgentClient(url: agent, tokenFile: token.tokenFile).peers()
             print(json ? document : try PeersTable(json: document).text)
         } catch {
             Terminal.writeError(error.message + "\n")

@@ -7,20 +7,40 @@ struct Status: AsyncParsableCommand {
         abstract: "Summarise a running agent: who it is, its uptime, store, peers and links, sync and subscriptions.",
         discussion: """
               arcus status --agent http://127.0.0.1:4747 [--json]
+              arcus status --agent http://127.0.0.1:4747 --page
 
-            The agent also serves this as a live page at its URL (open http://127.0.0.1:4747/ in a browser).
+            The agent also serves this as a live page at its URL. The page shows data only with the agent's token: \
+            --page prints a link that carries it (after the #, which the browser never sends anywhere); open it in a \
+            browser on this machine. The link is as secret as the token: whoever holds it can read and change the store.
             """
     )
 
     @Option(help: "The agent's URL, as its ready line gives it.")
     var agent: String = "http://127.0.0.1:4747"
 
+    @OptionGroup var token: AgentTokenOption
+
     @Flag(help: "Print the status as JSON (as GET /v1/status answers) instead of a summary.")
     var json = false
 
+    @Flag(help: "Print a link that opens the status page in a browser, with the agent's token.")
+    var page = false
+
+    func validate() throws {
+        if page && json { throw ValidationError("--page prints a link; --json goes without it") }
+    }
+
     func run() async throws {
-        do {
-            let document = try await AgentClient(url: agent).status()
+        do throws(CommandError) {
+            let client = try AgentClient(url: agent, tokenFile: token.tokenFile)
+            if page {
+                guard let key = client.credential.token else { throw CommandError(client.credential.hint, exitStatus: 2) }
+                // Only a link that works: the agent must take the token.
+                _ = try await client.status()
+                print(client.baseURL + "/#token=" + key.hex)
+                return
+            }
+            let document = try await client.status()
             print(json ? document : try StatusSummary(json: document).text)
         } catch {
             Terminal.writeError(error.message + "\n")

@@ -18,6 +18,8 @@ struct Subscribe: AsyncParsableCommand {
     @Option(help: "The agent's URL, as its ready line gives it.")
     var agent: String
 
+    @OptionGroup var token: AgentTokenOption
+
     @Argument(help: "The SELECT whose documents this peer asks its neighbours for.")
     var query: String
 
@@ -37,7 +39,7 @@ struct Subscribe: AsyncParsableCommand {
 
     func run() async throws {
         do {
-            let client = try AgentClient(url: agent)
+            let client = try AgentClient(url: agent, tokenFile: token.tokenFile)
             let answer = try await client.subscribe(query, arguments: try CommandArguments.parse(args))
             print(answer)
             guard wait else { return }

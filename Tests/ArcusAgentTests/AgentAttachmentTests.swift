@@ -125,7 +125,7 @@ struct AgentAttachmentTests {
         }
         // Done: nothing under way; the blob is served at once, and b now serves it to others.
         #expect(try await Self.fetches(b).isEmpty)
-        let direct = try await HTTPClient.shared.execute(HTTPClientRequest(url: b.url + "/v1/attachments/" + hash), timeout: .seconds(60))
+        let direct = try await HTTPClient.shared.execute(b.authorized(HTTPClientRequest(url: b.url + "/v1/attachments/" + hash)), timeout: .seconds(60))
         #expect(direct.status == .ok)
         #expect(direct.headers.first(name: "Content-Type") == "application/octet-stream")
         #expect(direct.headers.first(name: "Content-Length") == String(blob.count))
@@ -165,7 +165,7 @@ struct AgentAttachmentTests {
         let summary = try await ArcusProcess.runOffPool(["status", "--agent", b.url])
         #expect(summary.standardOutput.split(separator: "\n").contains { $0.hasPrefix("attachments") && $0.contains(String(secondHash.prefix(12))) },
                 "\(summary.standardOutput)")
-        let dom = try await HeadlessChromium().dumpDOM(b.url + "/")
+        let dom = try await HeadlessChromium().dumpDOM(b.url + "/#token=" + b.token)
         let row = dom.firstMatch(of: /<tr data-attachment="([0-9a-f]{64})">.*?<\/tr>/)
         #expect(row.map { String($0.output.1) } == secondHash, "\(dom.prefix(4000))")
         #expect(row.map { String($0.output.0).contains("<progress") } == true, "\(dom.prefix(4000))")
@@ -205,18 +205,19 @@ struct AgentAttachmentTests {
             ("?id=x&field=image", "collection"), ("?collection=photos&field=image", "id"), ("?collection=photos&id=x", "field"),
             ("?collection=&id=x&field=image", "collection"),
         ] {
-            let reply = try await agent.request(.POST, "/v1/attachments" + query, body: "some bytes")
+            let reply = try await agent.request(.POST, "/v1/attachments" + query, body: "some bytes", contentType: "application/octet-stream")
             #expect(reply.status == 400, "\(query): \(reply.body)")
             #expect(reply.error?.contains("?\(parameter)=") == true, "\(query): \(reply.body)")
         }
-        let idField = try await agent.request(.POST, "/v1/attachments?collection=photos&id=x&field=_id", body: "some bytes")
+        let idField = try await agent.request(.POST, "/v1/attachments?collection=photos&id=x&field=_id", body: "some bytes", contentType: "application/octet-stream")
         #expect(idField.status == 400, "\(idField.body)")
-        let emptyPart = try await agent.request(.POST, "/v1/attachments?collection=photos&id=x&field=a..b", body: "some bytes")
+        let emptyPart = try await agent.request(.POST, "/v1/attachments?collection=photos&id=x&field=a..b", body: "some bytes", contentType: "application/octet-stream")
         #expect(emptyPart.status == 400, "\(emptyPart.body)")
 
         // A body announced past the limit is refused before it is read: 413.
-        var large = HTTPClientRequest(url: agent.url + "/v1/attachments?collection=photos&id=big&field=image")
+        var large = agent.authorized(HTTPClientRequest(url: agent.url + "/v1/attachments?collection=photos&id=big&field=image"))
         large.method = .POST
+        large.headers.add(name: "Content-Type", value: "application/octet-stream")
         let (pieces, continuation) = AsyncStream.makeStream(of: ByteBuffer.self)
         continuation.yield(ByteBuffer(repeating: 7, count: 1024))
         large.body = .stream(pieces, length: .known(Int64(257 << 20)))
@@ -238,7 +239,7 @@ struct AgentAttachmentTests {
         #expect(!FileManager.default.fileExists(atPath: scratch.directory.appendingPathComponent("x").path))
 
         // A small upload through the API: 201, the document is created, a GET serves the bytes.
-        let posted = try await agent.request(.POST, "/v1/attachments?collection=photos&id=small&field=meta.thumb", body: "tiny blob")
+        let posted = try await agent.request(.POST, "/v1/attachments?collection=photos&id=small&field=meta.thumb", body: "tiny blob", contentType: "application/octet-stream")
         #expect(posted.status == 201, "\(posted.body)")
         let hash = try #require(posted.json?["_attachment"]?.stringValue, "\(posted.body)")
         let got = try await agent.request(.GET, "/v1/attachments/" + hash)

@@ -48,7 +48,7 @@ struct AgentProcessTests {
         defer { agent.stop() }
         _ = try await agent.execute("INSERT INTO cars DOCUMENTS ({'_id': 'a', 'color': 'blue'})")
         let query = "SELECT * FROM cars WHERE color = 'blue' ORDER BY _id"
-        var request = HTTPClientRequest(url: agent.url + "/v1/observe?q=" + query.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
+        var request = agent.authorized(HTTPClientRequest(url: agent.url + "/v1/observe?q=" + query.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!))
         request.headers.add(name: "Accept", value: "text/event-stream")
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
         #expect(response.status == .ok)

@@ -20,8 +20,11 @@ struct AgentSecureSyncTests {
         let identity: PeerIdentity
         let connector: SecureConnector
 
-        init(_ name: String, identity: PeerIdentity = PeerIdentity(), credential: (PeerIdentity) throws -> MeshCredential) throws {
-            store = try Store(inMemory: Store.Options())
+        /// `site`: the store's site, by default the one `identity` names (as every agent's store has).
+        init(_ name: String, identity: PeerIdentity = PeerIdentity(), site: SiteID? = nil, credential: (PeerIdentity) throws -> MeshCredential) throws {
+            var storeOptions = Store.Options()
+            storeOptions.site = site ?? SiteID(peer: identity.peerID)
+            store = try Store(inMemory: storeOptions)
             var options = SyncEngine.Options()
             options.name = name
             engine = try SyncEngine(store: store, options: options)
@@ -98,7 +101,7 @@ struct AgentSecureSyncTests {
         }
 
         // A restarted dialer keeps its tickets but no longer holds b's hello: b sends it, a does not.
-        let restarted = SecureConnector(handshake: a.connector.handshake, bindings: a.connector.bindings)
+        let restarted = SecureConnector(handshake: a.connector.handshake)
         try a.insert("a-last", into: "cars")
         let (atA, atB) = try await Self.relink(a, b, dialerConnector: restarted)
         let converged = try await Self.eventually { try b.ids("cars").contains("a-last") }
@@ -164,8 +167,8 @@ struct AgentSecureSyncTests {
         try reader.insert("r-order", into: "orders")
 
         let (fromReader, atHub) = try await Self.link(reader, hub)
-        #expect(atHub.session.permissions == SyncPermissions(read: .named(["orders"]), write: .named(["orders"])))
-        #expect(fromReader.session.permissions == .all)
+        #expect(atHub.session.permissions == SyncPermissions(read: .named(["orders"]), write: .named(["orders"]), relay: false))
+        #expect(fromReader.session.permissions == SyncPermissions(read: .all, write: .all, relay: false), "the hub's certificate does not make it a relay")
         #expect(await Self.eventually { (try? reader.ids("orders")) == ["o1", "r-order"] && (try? hub.ids("orders")) == ["o1", "r-order"] })
         _ = await atHub.session.waitUntilCaughtUp()
         try await Task.sleep(for: .milliseconds(100))
@@ -173,23 +176,23 @@ struct AgentSecureSyncTests {
         #expect(try hub.ids("cars") == ["c1"], "the hub merged a car from a peer that may write only orders")
     }
 
-    @Test("a mesh peer that comes back with another sync peer id than it first had is refused")
+    @Test("a mesh peer whose sync hello names another site than its key names is refused and receives nothing")
     func siteBinding() async throws {
         let identity = PeerIdentity()
         let hub = try Node("hub", credential: { _ in .sharedSecret(Self.secret) })
-        let first = try Node("first", identity: identity, credential: { _ in .sharedSecret(Self.secret) })
-        let impostor = try Node("second-store", identity: identity, credential: { _ in .sharedSecret(Self.secret) })
-        defer { [hub, first, impostor].forEach { $0.engine.stop() } }
+        let honest = try Node("honest", identity: identity, credential: { _ in .sharedSecret(Self.secret) })
+        let impostor = try Node("impostor", identity: identity, site: SiteID(0x6666_6666_6666_6666), credential: { _ in .sharedSecret(Self.secret) })
+        defer { [hub, honest, impostor].forEach { $0.engine.stop() } }
         try hub.insert("c1", into: "cars")
 
-        let (_, atHub) = try await Self.link(first, hub)
-        #expect(await Self.eventually { (try? first.ids("cars")) == ["c1"] })
-        #expect(hub.connector.bindings.siteID(of: identity.peerID) == first.engine.peerID)
+        let (_, atHub) = try await Self.link(honest, hub)
+        #expect(await Self.eventually { (try? honest.ids("cars")) == ["c1"] })
+        #expect(await atHub.session.peerID == Array(withUnsafeBytes(of: SiteID(peer: identity.peerID).rawValue.bigEndian) { $0 }))
         atHub.channel.close()
 
         let (_, again) = try await Self.link(impostor, hub)
         await again.session.waitUntilEnded()
-        #expect(again.channel.refusalReason != nil)
+        #expect(again.channel.refusalReason?.contains("names site") == true)
         #expect(try impostor.ids("cars").isEmpty)
     }
 
@@ -217,7 +220,7 @@ struct AgentSecureSyncTests {
             switch Int.random(in: 0..<6, using: &random) {
             case 0:
                 // The dialer restarts: same identity and tickets, no memory of hellos or contexts.
-                dialer = SecureConnector(handshake: a.connector.handshake, bindings: a.connector.bindings)
+                dialer = SecureConnector(handshake: a.connector.handshake)
             case 1:
                 // A session cut before it could finish: whatever the two ends kept, the next goes on safely.
                 let (atA, atB) = try await Self.relink(a, b, dialerConnector: dialer)
@@ -271,12 +274,12 @@ struct AgentSecureSyncTests {
         await muxB.close()
     }
 
-    @Test("certificate permissions map to sync permissions, \"*\" to every collection")
+    @Test("certificate permissions map to sync permissions, \"*\" to every collection, and relay only where the certificate grants it")
     func permissionMapping() {
         #expect(SyncPermissions(.full) == .all)
         let mapped = SyncPermissions(CollectionPermissions(read: CollectionSet(["orders", "cars"]), write: .none))
-        #expect(mapped == SyncPermissions(read: .named(["orders", "cars"]), write: .none))
-        #expect(SyncPermissions(CollectionPermissions(read: CollectionSet(["*", "x"]), write: .all)) == .all)
+        #expect(mapped == SyncPermissions(read: .named(["orders", "cars"]), write: .none, relay: false))
+        #expect(SyncPermissions(CollectionPermissions(read: CollectionSet(["*", "x"]), write: .all, relay: true)) == .all)
     }
 }
 

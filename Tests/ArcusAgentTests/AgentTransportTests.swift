@@ -95,6 +95,7 @@ struct AgentTransportTests {
             // GET /metrics brings the sync engine's figures up to date: the reader received the cars.
             var scrape = HTTPClientRequest(url: url + "/metrics")
             scrape.method = .GET
+            scrape.headers.add(name: "Authorization", value: "Bearer " + reader.agent.apiToken.hex)
             let scraped = String(buffer: try await HTTPClient.shared.execute(scrape, timeout: .seconds(60)).body.collect(upTo: 1 << 20))
             #expect((Self.value(of: "arcus_sync_bytes_received_total", in: scraped) ?? 0) > 0, "\(scraped)")
             #expect(Self.value(of: "arcus_sync_sessions", in: scraped) == 1, "\(scraped)")
@@ -130,7 +131,8 @@ struct AgentTransportTests {
         let group = ServiceGroup(services: [a.agent, b.agent], logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
-            let refused = #"arcus_handshakes_total{transport="loopback",result="refused"} 1"#
+            // A handshake that fails is `failed`; `refused` is for links closed at the accept (the cap).
+            let refused = #"arcus_handshakes_total{transport="loopback",result="failed"} 1"#
             #expect(await eventually { a.metrics.contains(refused) || b.metrics.contains(refused) }, "\(a.metrics)\n\(b.metrics)")
             #expect(try a.ids("cars").isEmpty)
             #expect(a.metrics.contains(#"arcus_links{transport="loopback"} 0"#))

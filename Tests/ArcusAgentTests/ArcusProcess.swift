@@ -46,17 +46,29 @@ struct ArcusProcess {
     /// free: what a test must use when the command talks to an agent running in this process,
     /// whose API needs that pool to answer (the pool has one thread per core; a test blocked in
     /// `run` and another test's blocking wait can otherwise starve it until the command times out).
-    static func runOffPool(_ arguments: [String]) async throws -> Outcome {
+    static func runOffPool(_ arguments: [String], environment: [String: String] = [:], asUser user: UInt32? = nil) async throws -> Outcome {
         try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try run(arguments) }) }.start()
+            Thread { continuation.resume(with: Result { try run(arguments, environment: environment, asUser: user) }) }.start()
         }
     }
 
     /// Runs `arcus arguments…` to completion.
-    static func run(_ arguments: [String]) throws -> Outcome {
+    /// - Parameters:
+    ///   - environment: variables set over this process's own (an empty value removes one).
+    ///   - user: a uid to run the command as (and its group, the same number), through
+    ///     setpriv(1); only root may.
+    static func run(_ arguments: [String], environment: [String: String] = [:], asUser user: UInt32? = nil) throws -> Outcome {
         let process = Process()
-        process.executableURL = try executable()
-        process.arguments = arguments
+        if let user {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", "--", try executable().path] + arguments
+        } else {
+            process.executableURL = try executable()
+            process.arguments = arguments
+        }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }.filter { !$0.value.isEmpty }
+        }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }

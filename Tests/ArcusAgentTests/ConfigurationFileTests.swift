@@ -67,6 +67,26 @@ struct ConfigurationFileTests {
         #expect(try resolve(nil, environment: ["ARCUS_ROLE": "hub"]).role == .hub)
     }
 
+    @Test("the clock skew allowance reads from the file, the environment and the command line, a week by default")
+    func clockSkewAllowance() throws {
+        func allowance(file: String?, environment: [String: String] = [:], option: String? = nil) throws(CommandError) -> Duration {
+            try AgentConfiguration.resolve(
+                dataDirectory: "/tmp/unused", configFile: file, name: nil, http: nil, listen: nil, transports: nil,
+                peers: [], subscriptions: [], clockSkewAllowance: option, environment: environment
+            ).clockSkewAllowance
+        }
+        #expect(try allowance(file: nil) == .seconds(7 * 86_400))
+        let file = try write("clock_skew_allowance = \"36h\"")
+        #expect(try allowance(file: file) == .seconds(36 * 3600))
+        #expect(try allowance(file: file, environment: ["ARCUS_CLOCK_SKEW_ALLOWANCE": "90m"]) == .seconds(90 * 60))
+        #expect(try allowance(file: file, environment: ["ARCUS_CLOCK_SKEW_ALLOWANCE": "90m"], option: "0s") == .zero)
+        #expect(try allowance(file: nil, option: "366d") == .seconds(366 * 86_400))
+        for bad in ["", "d", "7", "7w", "-1d", "367d", "1.5h", "99999999999999999d"] {
+            #expect(throws: CommandError.self, "\(bad)") { try allowance(file: nil, option: bad) }
+        }
+        #expect(throws: CommandError.self) { try allowance(file: try write("clock_skew_allowance = 7")) }
+    }
+
     @Test("bad files and variables are refused with where and what")
     func refusals() throws {
         let cases: [(file: String?, environment: [String: String], says: String)] = [

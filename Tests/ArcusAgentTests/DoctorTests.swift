@@ -85,7 +85,7 @@ struct DoctorTests {
         let checks = Doctor(configuration: configuration(scratch, transports: [.lan], secret: nil)).run()
         let table = DoctorReport.table(checks)
         #expect(table.hasPrefix("AREA"))
-        #expect(table.contains("fix: head -c 32 /dev/urandom"))
+        #expect(table.contains("fix: arcus mesh secret"))
         #expect(table.hasSuffix("in the way of what the configuration asks for; see the fixes above."), "\(table)")
         #expect(DoctorReport.json(checks).contains("\"ok\":false"))
     }

@@ -65,13 +65,60 @@ struct MeshAdministrationTests {
         #expect(throws: CertificateError.self) { try certificate.verify(authority: authorityKey, now: now.addingTimeInterval(31 * 86_400)) }
     }
 
+    @Test("a certificate expires in a year unless told otherwise, and relays only when issued with the relay role")
+    func defaultsAndRelay() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let authority = AuthorityDirectory(directory.appendingPathComponent("authority").path)
+        _ = try authority.create()
+        let now = Date()
+        func issued(relay: Bool) throws -> PeerCertificate {
+            let output = directory.appendingPathComponent("\(relay).cert").path
+            let line = try CertificateRequest(
+                authority: authority, peerName: "p", publicKey: .hex(PeerIdentity().publicKey.description), read: ["*"], write: ["*"],
+                relay: relay, output: output
+            ).issue(now: now)
+            #expect(line.contains("\"relay\": \(relay)"))
+            return try PeerCertificate(decoding: Array(try Data(contentsOf: URL(fileURLWithPath: output))))
+        }
+        let plain = try issued(relay: false), relay = try issued(relay: true)
+        let year = now.addingTimeInterval(365 * 86_400).timeIntervalSince1970.rounded(.down)
+        #expect(plain.expiresAt?.timeIntervalSince1970 == year)
+        #expect(!plain.permissions.relay && relay.permissions.relay)
+        #expect(relay.formatVersion == PeerCertificate.version)
+    }
+
+    @Test("revoke signs a numbered list that grows with each revocation and verifies with authority.pub")
+    func revoke() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let authority = AuthorityDirectory(directory.appendingPathComponent("authority").path)
+        _ = try authority.create()
+        let stolen = PeerIdentity(), lost = PeerIdentity()
+        let certificate = directory.appendingPathComponent("lost.cert").path
+        _ = try CertificateRequest(authority: authority, peerName: "lost", publicKey: .hex(lost.publicKey.description), read: [], write: [], output: certificate).issue()
+        let copy = directory.appendingPathComponent("revocations").path
+        let first = try RevocationRequest(authority: authority, peers: [.peerID(stolen.peerID.description)], output: copy).revoke()
+        #expect(first.contains("\"serial\": 1") && first.contains(stolen.peerID.description))
+        let second = try RevocationRequest(authority: authority, peers: [.certificate(certificate)], output: copy).revoke()
+        #expect(second.contains("\"serial\": 2"))
+        let publicText = try String(contentsOf: authority.url.appendingPathComponent("authority.pub"), encoding: .utf8)
+        let key = try #require(Hex.decode(publicText.trimmingCharacters(in: .whitespacesAndNewlines)).flatMap { AuthorityPublicKey(bytes: $0) })
+        let list = try RevocationList(decoding: Array(try Data(contentsOf: URL(fileURLWithPath: copy))))
+        try list.verify(authority: key)
+        #expect(list.serial == 2 && list.peers == [stolen.peerID, lost.peerID])
+        #expect(throws: CertificateError.self) { try list.verify(authority: MeshAuthority().publicKey) }
+        let bad = #expect(throws: CommandError.self) { try RevocationRequest(authority: authority, peers: [.peerID("xyz")], output: nil).revoke() }
+        #expect(bad?.message.contains("--peer-id") == true && bad?.exitStatus == 2)
+    }
+
     @Test("bad input is refused with exit status 2 and a message naming the option")
     func badInput() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let authority = AuthorityDirectory(directory.appendingPathComponent("authority").path)
         let output = directory.appendingPathComponent("out.cert").path
-        func request(_ key: CertificateRequest.PublicKeySource, days: Int? = nil) -> CertificateRequest {
+        func request(_ key: CertificateRequest.PublicKeySource, days: Int = CertificateRequest.defaultDays) -> CertificateRequest {
             CertificateRequest(authority: authority, peerName: "p", publicKey: key, read: [], write: [], days: days, output: output)
         }
         let key = PeerIdentity().publicKey.description
@@ -85,6 +132,8 @@ struct MeshAdministrationTests {
         #expect(short?.message.contains("64 bytes") == true)
         let days = #expect(throws: CommandError.self) { try request(.hex(key), days: 0).issue() }
         #expect(days?.message.contains("--days") == true)
+        let forever = #expect(throws: CommandError.self) { try request(.hex(key), days: 36_500).issue() }
+        #expect(forever?.message.contains("--days") == true)
         #expect(!FileManager.default.fileExists(atPath: output))
     }
 

@@ -1,7 +1,9 @@
+import ArcusAgent
 import Foundation
 
-/// A scratch directory for agent processes of one mesh: a fresh shared secret (0600) and a
-/// config file naming it, so that agents left by other runs are never let in.
+/// A scratch directory for agent processes of one mesh: a fresh shared secret (0600, made as
+/// `arcus mesh secret` makes one) and a config file naming it, so that agents left by other
+/// runs are never let in.
 struct MeshScratch {
     let directory: URL
     let config: URL
@@ -10,8 +12,7 @@ struct MeshScratch {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-\(label)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let secret = directory.appendingPathComponent("secret")
-        try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: secret)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secret.path)
+        _ = try MeshSecretFile(secret.path).create()
         config = directory.appendingPathComponent("agent.json")
         try Data(#"{"mesh_secret_file": "\#(secret.path)"}"#.utf8).write(to: config)
     }

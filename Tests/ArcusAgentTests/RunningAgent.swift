@@ -12,19 +12,25 @@ final class RunningAgent: @unchecked Sendable {
     let process: Process
     let url: String
     let peer: String
+    let standardOutput: URL
     let standardError: URL
+    /// The API token, from the file the ready line names (`DIR/api-token`); empty for an agent
+    /// that has none.
+    let token: String
 
     /// Generous: the agent is ready in well under a second, even on a loaded 2-core machine.
     static let patience: TimeInterval = 60
 
     /// `start`, from async tests. (Foundation's Process notices a child's exit reliably only on
     /// the thread that waits for it, so this does not move the wait to a thread of its own.)
-    static func launch(data: String, _ extra: [String] = [], environment: [String: String] = [:]) async throws -> RunningAgent {
-        try start(data: data, extra, environment: environment)
+    static func launch(data: String, _ extra: [String] = [], environment: [String: String] = [:], umask: String? = nil) async throws -> RunningAgent {
+        try start(data: data, extra, environment: environment, umask: umask)
     }
 
     /// - Parameter environment: variables set for the agent over this process's own.
-    static func start(data: String, _ extra: [String] = [], environment: [String: String] = [:]) throws -> RunningAgent {
+    /// - Parameter umask: the agent's umask (octal, as the shell's `umask` takes it); the
+    ///   test process's own when nil.
+    static func start(data: String, _ extra: [String] = [], environment: [String: String] = [:], umask: String? = nil) throws -> RunningAgent {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-agent-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         let out = scratch.appendingPathComponent("out"), err = scratch.appendingPathComponent("err")
@@ -33,6 +39,11 @@ final class RunningAgent: @unchecked Sendable {
         let process = Process()
         process.executableURL = try ArcusProcess.executable()
         process.arguments = ["agent", "--data", data, "--http", "127.0.0.1:0", "--name", "test-agent"] + extra
+        if let umask, let arcus = process.executableURL {
+            // The shell sets it and becomes the agent (exec): the same process, as a user runs it.
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "umask \(umask) && exec \"$0\" \"$@\"", arcus.path] + (process.arguments ?? [])
+        }
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
@@ -44,7 +55,11 @@ final class RunningAgent: @unchecked Sendable {
                case .object(let ready) = try Value(json: String(line)),
                case .string(let url)? = ready["http"], case .string(let peer)? = ready["peer"] {
                 #expect(ready["agent"] == "ready")
-                return RunningAgent(process: process, url: url, peer: peer, standardError: err)
+                // An agent from before the API had a token (ARCUS_BINARY, to show that a test fails
+                // there) names none: its requests then go with an empty one.
+                let tokenFile = ready["token_file"]?.stringValue ?? (data as NSString).appendingPathComponent("api-token")
+                let token = (try? String(contentsOfFile: tokenFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+                return RunningAgent(process: process, url: url, peer: peer, standardOutput: out, standardError: err, token: token)
             }
             if !process.isRunning {
                 let error = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
@@ -56,14 +71,22 @@ final class RunningAgent: @unchecked Sendable {
         throw ArcusProcess.ProcessError("the agent printed no ready line within \(patience) s")
     }
 
-    private init(process: Process, url: String, peer: String, standardError: URL) {
+    private init(process: Process, url: String, peer: String, standardOutput: URL, standardError: URL, token: String) {
         self.process = process
         self.url = url
         self.peer = peer
+        self.standardOutput = standardOutput
         self.standardError = standardError
+        self.token = token
     }
 
     var log: String { (try? String(contentsOf: standardError, encoding: .utf8)) ?? "" }
+
+    /// The API's port, from its URL.
+    var port: Int { URL(string: url)?.port ?? 0 }
+
+    /// What the agent printed on standard output: its ready line.
+    var printed: String { (try? String(contentsOf: standardOutput, encoding: .utf8)) ?? "" }
 
     /// Sends SIGTERM and waits for the process to end; returns its exit status (nil if it did
     /// not end in time, after which it is killed).
@@ -93,13 +116,23 @@ final class RunningAgent: @unchecked Sendable {
         var error: String? { if case .object(let object)? = json, case .string(let text)? = object["error"] { return text } else { return nil } }
     }
 
-    /// One request to the API.
-    func request(_ method: HTTPMethod, _ path: String, body: String? = nil) async throws -> Reply {
-        var request = HTTPClientRequest(url: url + path)
+    /// One request to the API, with the agent's token and, with a body, `contentType`.
+    func request(_ method: HTTPMethod, _ path: String, body: String? = nil, contentType: String = "application/json") async throws -> Reply {
+        var request = authorized(HTTPClientRequest(url: url + path))
         request.method = method
-        if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        if let body {
+            request.headers.add(name: "Content-Type", value: contentType)
+            request.body = .bytes(ByteBuffer(string: body))
+        }
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
         return Reply(status: Int(response.status.code), body: String(buffer: try await response.body.collect(upTo: 64 << 20)))
+    }
+
+    /// `request` with the agent's token.
+    func authorized(_ request: HTTPClientRequest) -> HTTPClientRequest {
+        var request = request
+        request.headers.add(name: "Authorization", value: "Bearer " + token)
+        return request
     }
 
     func execute(_ statement: String) async throws -> Reply {

@@ -7,7 +7,7 @@ import Testing
 /// (static peers, so no avahi-daemon is needed).
 @Suite(.serialized)
 struct StatusPageTests {
-    @Test("the status page, run in headless Chromium, draws each of the three peers of a mesh as one node of its SVG graph")
+    @Test("the status page, opened in headless Chromium through the link `arcus status --page` prints, draws each of the three peers of a mesh as one node of its SVG graph")
     func statusPageDrawsTheMesh() async throws {
         let chromium = try HeadlessChromium()
         let scratch = try MeshScratch("status-page")
@@ -20,7 +20,13 @@ struct StatusPageTests {
         #expect(page.status == 200)
         #expect(!page.body.contains("src=\"http") && !page.body.contains("href=\"http"), "the page must carry everything it needs")
 
-        let dom = try await chromium.dumpDOM(agents[0].url + "/")
+        // As a user opens it: the link the CLI prints, which carries the token after the #.
+        let link = try await ArcusProcess.runOffPool(["status", "--page", "--agent", agents[0].url])
+        #expect(link.status == 0, "\(link.standardError)")
+        let address = link.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(address == agents[0].url + "/#token=" + agents[0].token, "\(address)")
+        let dom = try await chromium.dumpDOM(address)
+        #expect(!dom.contains(agents[0].token), "the token stayed in the page")
         let graph = try #require(Self.meshGraph(in: dom), "no <svg id=\"mesh\"> in the page Chromium rendered:\n\(dom.prefix(2000))")
         let nodes = Self.dataPeers(in: graph)
         #expect(nodes.count == 3, "\(graph)")
@@ -32,6 +38,12 @@ struct StatusPageTests {
         #expect(syncRows.count == 2, "\(dom.prefix(4000))")
         #expect(syncRows.allSatisfy { $0.contains("<progress") && $0.contains("caught up") }, "\(syncRows)")
         #expect(dom.contains("none under way"), "no attachment fetches section")
+
+        // Without the token, the page shows no data, and says how to open it.
+        let bare = try await chromium.dumpDOM(agents[0].url + "/")
+        #expect(Self.dataPeers(in: Self.meshGraph(in: bare) ?? "").isEmpty, "\(bare.prefix(3000))")
+        #expect(!bare.contains(agents[0].peer), "the page showed the agent's peer id without the token")
+        #expect(bare.contains(#"<p id="token-help">"#) && bare.contains("arcus status --page"), "\(bare.prefix(3000))")
     }
 
     @Test("arcus status summarises the agent: store per collection, peers, links per transport, sync, subscriptions; --json prints GET /v1/status")
@@ -153,11 +165,16 @@ struct HeadlessChromium {
 
     /// The DOM after the page's scripts ran for 5 s of virtual time (the page polls every
     /// second; Chromium exits when the budget is spent). Killed after 120 s if it has not.
-    func dumpDOM(_ url: String) async throws -> String {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try run(["--virtual-time-budget=5000", "--dump-dom", url]) }) }.start()
+    /// - Parameter resolving: names that resolve to 127.0.0.1 (every other name but 127.0.0.1
+    ///   itself fails to resolve), as a DNS-rebinding page's name would.
+    func dumpDOM(_ url: String, resolving names: [String] = []) async throws -> String {
+        let rules = names.isEmpty ? [] : ["--host-resolver-rules=" + names.map { "MAP \($0) 127.0.0.1" }.joined(separator: ", ") + ", " + Self.resolverRules]
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try run(rules + ["--virtual-time-budget=5000", "--dump-dom", url]) }) }.start()
         }
     }
+
+    static let resolverRules = "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 
     /// Chromium's own traffic (component updates, field trials, safe browsing, DNS prefetch) is
     /// turned off, and every host name but the loopback address fails to resolve: the test must
@@ -165,7 +182,7 @@ struct HeadlessChromium {
     static let loopbackOnly = [
         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-default-apps",
         "--disable-domain-reliability", "--disable-client-side-phishing-detection", "--no-first-run", "--no-pings",
-        "--dns-prefetch-disable", "--metrics-recording-only", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+        "--dns-prefetch-disable", "--metrics-recording-only", "--host-resolver-rules=" + resolverRules,
     ]
 
     private func run(_ arguments: [String]) throws -> String {
@@ -177,8 +194,10 @@ struct HeadlessChromium {
         FileManager.default.createFile(atPath: err.path, contents: nil)
         let process = Process()
         process.executableURL = executable
+        // A later --host-resolver-rules (with the names to map first) replaces the default one.
+        let resolving = arguments.contains { $0.hasPrefix("--host-resolver-rules=") }
         process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(scratch.appendingPathComponent("profile").path)"]
-            + Self.loopbackOnly + arguments
+            + Self.loopbackOnly.filter { !(resolving && $0.hasPrefix("--host-resolver-rules=")) } + arguments
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
         try process.run()

@@ -38,7 +38,7 @@ final class EmulatedRadioFixture: Sendable {
             directory: try temporaryRadioDirectory(), phy: phy, scanInterval: .milliseconds(200), connectionSetup: connectionSetup
         )
         self.settings = settings
-        transports = (0..<count).map { BluetoothTransport(radio: .emulated(settings), peer: .numbered($0)) }
+        transports = (0..<count).map { BluetoothTransport(radio: .emulated(settings), peer: .numbered($0), pendingHandshakes: .generous()) }
     }
 
     /// Starts every transport, their events recorded from before the start.

@@ -30,10 +30,47 @@ struct EmulatedRadioHostileInputTests {
 
         _ = try await a.open(to: b.localEndpoint)
         let first = try await logs[1].next("any accepted link") { event -> TransportEndpoint? in
-            if case .linkAccepted(_, let from) = event { return from }
+            if case .linkAccepted(_, let from, _) = event { return from }
             return nil
         }
         #expect(first == a.localEndpoint)
+    }
+
+    @Test("channels that say nothing hold a pending-handshake slot each, by connecting process; past the cap one is hung up on at once, with no thread started")
+    func pendingHandshakeCap() async throws {
+        let directory = try temporaryRadioDirectory()
+        let settings = EmulatedRadioSettings(directory: directory, scanInterval: .milliseconds(200), connectionSetup: .milliseconds(60))
+        var limits = PendingHandshakes.Limits()
+        limits.perSource = 2
+        limits.bluetoothDeadline = .seconds(600)
+        let gate = PendingHandshakes(limits: limits)
+        let transport = BluetoothTransport(radio: .emulated(settings), peer: .numbered(1), pendingHandshakes: gate)
+        let log = TransportEventLog(transport.events)
+        try await transport.start()
+        defer { Task { await transport.stop() } }
+
+        let path = try UnixSocketPath(settings.socketPath(of: transport.peer.description))
+        var silent: [SeqPacketSocket] = []
+        for _ in 0..<2 {
+            let raw = try SeqPacketSocket.unix()
+            try raw.connect(path)
+            silent.append(raw)
+        }
+        let this = "pid \(getpid())"
+        try await within(.seconds(30), "two pending from this process") { while gate.count(from: this) < 2 { try await Task.sleep(for: .milliseconds(5)) } }
+        let third = try SeqPacketSocket.unix()
+        try third.connect(path)
+        #expect(third.waitForReadable(milliseconds: 30_000) && third.peekIsEndOfStream(), "the third channel was not hung up on")
+        #expect(!silent[0].waitForReadable(milliseconds: 100), "a pending channel was hung up on before its deadline")
+
+        // The first says hello after all: announced, with its slot, which the owner settles.
+        #expect(try silent[0].sendWithoutBlocking(Array("ARCUS-BLE1".utf8) + PeerID.numbered(9).bytes))
+        let pending = try await log.next("the link that said hello") { event -> PendingHandshake?? in
+            if case .linkAccepted(_, _, let pending) = event { return .some(pending) }
+            return nil
+        }
+        #expect(pending?.source == this)
+        #expect(gate.count(from: this) == 1, "the log settled the announced link's slot; the silent one holds its own")
     }
 
     @Test("an SDU over the MTU ends the link instead of arriving cut")

@@ -19,18 +19,18 @@ struct ConvergencePropertyTests {
     }
 
     /// One random mutation on one replica; returns the delta.
-    static func mutate(_ replica: inout Replica, doc: String, _ rng: inout SeededRandom) -> DocumentState? {
-        let stamp = Stamp(time: replica.clock.tick(), site: replica.site)
+    static func mutate(_ replica: inout Replica, doc: String, _ rng: inout SeededRandom) throws -> DocumentState? {
+        let stamp = Stamp(time: try replica.clock.tick(), site: replica.site)
         return RandomMutations.mutate(&replica.docs[doc, default: DocumentState()], at: stamp, &rng)
     }
 
     static func deliver(_ message: Message, to replicas: inout [Replica]) {
         replicas[message.to].docs[message.doc, default: DocumentState()].join(message.delta)
-        replicas[message.to].clock.observe(message.delta.version.maxTime)
+        replicas[message.to].clock.observe(message.delta.version.maxTime, through: .max)
     }
 
     @Test("replicas converge to identical state and JSON", arguments: SeededRandom.seeds(count: 40, test: "convergence"))
-    func converge(seed: UInt64) {
+    func converge(seed: UInt64) throws {
         print("convergence seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")
         var rng = SeededRandom(seed: seed)
         let count = Int.random(in: 3...6, using: &rng)
@@ -48,7 +48,7 @@ struct ConvergencePropertyTests {
             if inFlight.isEmpty || Int.random(in: 0..<3, using: &rng) > 0 {
                 let r = Int.random(in: 0..<count, using: &rng)
                 let doc = docs.randomElement(using: &rng)!
-                guard let delta = Self.mutate(&replicas[r], doc: doc, &rng) else { continue }
+                guard let delta = try Self.mutate(&replicas[r], doc: doc, &rng) else { continue }
                 #expect(delta.isCovered(by: replicas[r].docs[doc]!), "a delta is part of the state it came from")
                 for to in 0..<count where to != r {
                     let message = Message(to: to, doc: doc, delta: delta)
@@ -79,13 +79,13 @@ struct ConvergencePropertyTests {
     }
 
     @Test("join is commutative, associative and idempotent", arguments: SeededRandom.seeds(count: 20, test: "join-laws"))
-    func joinLaws(seed: UInt64) {
+    func joinLaws(seed: UInt64) throws {
         print("join-laws seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")
         var rng = SeededRandom(seed: seed)
         var replicas = (0..<3).map { i in Replica(site: SiteID(UInt64(i + 7)), clock: HybridLogicalClock(physical: { 1000 })) }
         for _ in 0..<60 {
             let r = Int.random(in: 0..<3, using: &rng)
-            _ = Self.mutate(&replicas[r], doc: "d", &rng)
+            _ = try Self.mutate(&replicas[r], doc: "d", &rng)
         }
         let a = replicas[0].docs["d"] ?? DocumentState()
         let b = replicas[1].docs["d"] ?? DocumentState()

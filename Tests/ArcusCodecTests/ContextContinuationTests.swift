@@ -89,8 +89,8 @@ struct ContextContinuationTests {
             } else {
                 let replica = Int.random(in: 0..<3, using: &rng), key = keys.randomElement(using: &rng)!
                 var twin = rng
-                replicas[replica].write(key, &rng)
-                fresh[replica].write(key, &twin)
+                try replicas[replica].write(key, &rng)
+                try fresh[replica].write(key, &twin)
             }
         }
         for key in keys {

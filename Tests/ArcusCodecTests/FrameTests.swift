@@ -19,7 +19,24 @@ struct FrameTests {
         .deltaBatch(DeltaBatch(documents: [], subscriptionID: 3, answers: 2)),
         .deltaBatch(DeltaBatch(documents: [], position: 40, subscriptionID: 3, backlog: SyncBacklog(documents: 1_999, bytes: 123_456_789))),
         .deltaBatch(DeltaBatch(documents: [], subscriptionID: 3, answers: 1, backlog: .none)),
+        .attachmentRequest(AttachmentRequest(hash: [UInt8](repeating: 9, count: 32), offset: 4096, chunkSize: 180, hops: 2, length: 10_000)),
     ]
+
+    @Test("an attachment request's length is optional and last: one without it (from an older peer) reads as nil, one past Int64 is refused")
+    func attachmentRequestLength() throws {
+        let plain = AttachmentRequest(hash: [UInt8](repeating: 9, count: 32), chunkSize: 180, hops: 1)
+        var encoder = FrameEncoder(), decoder = FrameDecoder()
+        let without = encoder.encode(.attachmentRequest(plain))
+        let with = encoder.encode(.attachmentRequest(AttachmentRequest(hash: plain.hash, chunkSize: 180, hops: 1, length: 0)))
+        #expect(with.count == without.count + 1)
+        guard case .attachmentRequest(let decoded)? = try decoder.decode(without) else {
+            Issue.record("not a request")
+            return
+        }
+        #expect(decoded.length == nil)
+        let huge = encoder.encode(.attachmentRequest(AttachmentRequest(hash: plain.hash, chunkSize: 180, hops: 1, length: UInt64(Int64.max) + 1)))
+        #expect(throws: CodecError.self) { try decoder.decode(huge) }
+    }
 
     @Test("every message type round-trips through a frame", arguments: messages)
     func roundTrip(message: SyncMessage) throws {

@@ -18,8 +18,8 @@ struct SyncThroughFramesTests {
             self.clock = clock
         }
 
-        func write(_ key: DocumentKey, _ rng: inout SeededRandom) {
-            let stamp = Stamp(time: clock.tick(), site: site)
+        func write(_ key: DocumentKey, _ rng: inout SeededRandom) throws {
+            let stamp = Stamp(time: try clock.tick(), site: site)
             if RandomMutations.mutate(&documents[key, default: DocumentState()], at: stamp, &rng) != nil {
                 version.observe(stamp)
             }
@@ -35,7 +35,7 @@ struct SyncThroughFramesTests {
                 delta.state.forEachEvent { version.observe($0) }
             }
             if let covers = batch.covers { version.formUnion(covers) }
-            clock.observe(version.maxTime)
+            clock.observe(version.maxTime, through: .max)
         }
     }
 
@@ -67,7 +67,7 @@ struct SyncThroughFramesTests {
                 if a == b { b = (b + 1) % count }
                 _ = try Self.sync(replicas[a], replicas[b])
             } else {
-                replicas[Int.random(in: 0..<count, using: &rng)].write(keys.randomElement(using: &rng)!, &rng)
+                try replicas[Int.random(in: 0..<count, using: &rng)].write(keys.randomElement(using: &rng)!, &rng)
             }
         }
         for _ in 0..<2 {

@@ -12,7 +12,7 @@ struct LANTransportConformanceTests {
         makeTransports: { count in
             let directory = LANDirectory()
             let transports = (0..<count).map { index in
-                LANTransport(listeningOn: .loopback, peer: .numbered(index), discovery: [directory])
+                LANTransport(listeningOn: .loopback, peer: .numbered(index), discovery: [directory], pendingHandshakes: .generous())
             }
             return TransportFixture(transports: transports)
         },

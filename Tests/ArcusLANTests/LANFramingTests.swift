@@ -41,10 +41,10 @@ struct LANFramingTests {
 
     @Test("stopping the transport drops a connection still waiting to say hello")
     func stopDropsSilentConnections() async throws {
-        var limits = LANLinkLimits()
+        var limits = PendingHandshakes.Limits()
         // Far past the step limit: only `stop()` can close it in time.
-        limits.helloTimeout = .seconds(600)
-        let transport = LANTransport(listeningOn: .loopback, limits: limits)
+        limits.lanDeadline = .seconds(600)
+        let transport = LANTransport(listeningOn: .loopback, pendingHandshakes: PendingHandshakes(limits: limits))
         try await transport.start()
         let raw = try await RawClient.connect(toPort: try LANHostileInputTests.port(of: transport))
         // Something the transport has certainly read and is waiting past: half a hello.
@@ -54,11 +54,13 @@ struct LANFramingTests {
         try await raw.closedByPeer(within: Self.step)
     }
 
-    @Test("a connection that never sends its hello is closed, and not announced")
+    @Test("a connection that never sends its hello is closed at its pending handshake's deadline, and not announced")
     func silentConnection() async throws {
-        var limits = LANLinkLimits()
-        limits.helloTimeout = .milliseconds(200)
-        let transport = LANTransport(listeningOn: .loopback, limits: limits)
+        var limits = PendingHandshakes.Limits()
+        // Short, yet long enough for the well-behaved dial after it on a loaded machine: the
+        // deadline runs from the accept, and a starved event loop may take a while to read a hello.
+        limits.lanDeadline = .seconds(2)
+        let transport = LANTransport(listeningOn: .loopback, pendingHandshakes: PendingHandshakes(limits: limits))
         let log = TransportEventLog(transport.events)
         try await transport.start()
         let raw = try await RawClient.connect(toPort: try LANHostileInputTests.port(of: transport))

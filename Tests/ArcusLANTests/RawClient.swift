@@ -6,10 +6,16 @@ import NIOPosix
 struct RawClient {
     let channel: any Channel
 
-    static func connect(toPort port: Int) async throws -> RawClient {
+    /// Connects to 127.0.0.1:`port` from `source` (any address of 127.0.0.0/8: every one is this
+    /// machine's, so tests can play several hosts).
+    static func connect(toPort port: Int, from source: String = "127.0.0.1") async throws -> RawClient {
         RawClient(channel: try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(to: try SocketAddress(ipAddress: source, port: 0))
             .connect(host: "127.0.0.1", port: port).get())
     }
+
+    /// Whether the other end has closed the connection by now.
+    var isClosedByPeer: Bool { !channel.isActive }
 
     func write(_ bytes: [UInt8]) async throws {
         try await channel.writeAndFlush(ByteBuffer(bytes: bytes)).get()

@@ -8,8 +8,8 @@ import Synchronization
 enum SecurityFixtures {
     static let alice = PeerIdentity()
     static let bob = PeerIdentity()
-    static let secret = try! MeshSecret(bytes: Array("correct horse battery staple".utf8))
-    static let otherSecret = try! MeshSecret(bytes: Array("incorrect horse battery staple".utf8))
+    static let secret = MeshSecret.random().secret
+    static let otherSecret = MeshSecret.random().secret
     static let authority = MeshAuthority()
 
     static func sharedSecret(_ identity: PeerIdentity, _ secret: MeshSecret = secret, timeout: Duration = .seconds(10)) -> MeshHandshake {

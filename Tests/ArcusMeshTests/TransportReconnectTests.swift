@@ -27,7 +27,7 @@ struct TransportReconnectTests {
         for transport in bravoTransports {
             Task {
                 for await event in transport.events {
-                    if case .linkAccepted(let link, _) = event { _ = try? await bravo.add(link, as: .acceptor) }
+                    if case .linkAccepted(let link, _, _) = event { _ = try? await bravo.add(link, as: .acceptor) }
                 }
             }
         }

@@ -48,7 +48,7 @@ struct AttachmentFetchStatusTests {
         a.engine.stop(); b.engine.stop()
     }
 
-    @Test("fetching by hash alone takes the length the serving peer gives and returns it")
+    @Test("fetching by hash alone takes the length from the document here that holds the token, never from the peer; a hash no document references is refused")
     func fetchByHash() async throws {
         let a = try Peer("a"), b = try Peer("b")
         let bytes = AttachmentFetchTests.blob(9_000, seed: 5)
@@ -61,6 +61,11 @@ struct AttachmentFetchStatusTests {
         #expect(try b.store.readAttachment(hash: token.hash, offset: 0, count: 10_000).map { Data($0) } == bytes)
         #expect(b.engine.attachmentFetches.isEmpty)
         await #expect(throws: StoreError.self) { try await b.engine.fetchAttachment(hash: [1, 2, 3]) }
+        // No document here references this one: its length is unknown, so it is not fetched.
+        let unknown = [UInt8](repeating: 9, count: 32)
+        let refusal = await #expect(throws: StoreError.self) { try await b.engine.fetchAttachment(hash: unknown) }
+        #expect(refusal.map { "\($0)".contains("no document in this store references") } == true, "\(String(describing: refusal))")
+        #expect(b.engine.attachmentFetches.isEmpty)
         connection.close()
         a.engine.stop(); b.engine.stop()
     }

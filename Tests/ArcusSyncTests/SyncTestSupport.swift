@@ -46,7 +46,8 @@ struct Peer {
     let engine: SyncEngine
     let log: LogLines
 
-    init(_ name: String, store: Store? = nil, batchSize: Int = 200, clock: HybridLogicalClock.PhysicalClock? = nil) throws {
+    init(_ name: String, store: Store? = nil, batchSize: Int = 200, clock: HybridLogicalClock.PhysicalClock? = nil,
+         relayedAttachmentBytes: Int64? = nil) throws {
         var storeOptions = Store.Options()
         if let clock { storeOptions.physicalClock = clock }
         self.store = try store ?? Store(inMemory: storeOptions)
@@ -55,6 +56,7 @@ struct Peer {
         options.name = name
         options.batchSize = batchSize
         options.log = log.sink
+        if let relayedAttachmentBytes { options.relayedAttachmentBytes = relayedAttachmentBytes }
         engine = try SyncEngine(store: self.store, options: options)
     }
 

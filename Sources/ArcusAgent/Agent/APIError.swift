@@ -7,14 +7,19 @@ import NIOCore
 struct APIError: Error {
     let status: HTTPResponse.Status
     let message: String
+    /// Headers the answer carries besides its content type (`WWW-Authenticate` with a 401).
+    let headers: HTTPFields
 
-    init(_ status: HTTPResponse.Status, _ message: String) {
+    init(_ status: HTTPResponse.Status, _ message: String, headers: HTTPFields = [:]) {
         self.status = status
         self.message = message
+        self.headers = headers
     }
 
     var response: Response {
-        JSONResponse.make(Value.object(["error": .string(message)]).jsonString, status: status)
+        var response = JSONResponse.make(Value.object(["error": .string(message)]).jsonString, status: status)
+        response.headers.append(contentsOf: headers)
+        return response
     }
 }
 

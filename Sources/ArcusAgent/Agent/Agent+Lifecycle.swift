@@ -15,6 +15,9 @@ extension Agent {
             let line = agent.readyLine(http: url)
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
             logger.info("ready", metadata: ["http": "\(url)", "peer": "\(agent.identity.peerID)"])
+            if let exposure = agent.httpExposure(url: url) {
+                logger.warning("the HTTP API is exposed beyond this machine (--http-expose): \(exposure)")
+            }
             systemd.ready(status: "serving \(url) as \(agent.configuration.name)")
         }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: http), .init(service: agent)]

@@ -25,8 +25,8 @@ extension Agent {
             if let scarce { group.addTask { await self.holdScarceLinks(transport, inRange: scarce) } }
             for await event in transport.events {
                 switch event {
-                case .linkAccepted(let link, let endpoint):
-                    group.addTask { await self.admit(link, as: .responder, from: endpoint) }
+                case .linkAccepted(let link, let endpoint, let pending):
+                    group.addTask { await self.admit(link, as: .responder, from: endpoint, pending: pending) }
                 case .peerAppeared(let endpoint) where scarce != nil && endpoint.peer != nil:
                     scarce?.appeared(endpoint)
                 case .peerLost(let endpoint) where scarce != nil && endpoint.peer != nil:
@@ -59,7 +59,11 @@ extension Agent {
                 reached = await admit(link, as: .initiator, from: endpoint)
             } catch {
                 if failures == 0 {
-                    logger.notice("could not dial; will keep trying", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
+                    // Rate-limited too: whoever can announce endpoints (mDNS, the relay) decides how many fail.
+                    strangerLog.log(
+                        .notice, "could not dial", "could not dial; will keep trying", source: endpoint.address,
+                        metadata: ["endpoint": "\(endpoint)", "error": "\(error)"]
+                    )
                 }
             }
             guard let peer = reached else {
@@ -83,27 +87,47 @@ extension Agent {
     /// Secures `link` with the mesh credential, binds it to the peer's mesh session, and starts
     /// syncing over that mesh session the first time the peer is seen. Returns the peer, or nil
     /// when the link was refused (and closed).
+    ///
+    /// An accepted link comes with its `pending` slot: the handshake gets the time the slot has
+    /// left (its transport hello used the rest), and the slot is settled with how it ended, which
+    /// `PendingHandshakes` counts; a dialled link's handshake is counted here. Failures are logged
+    /// through `strangerLog`: whoever opens links decides how many fail, not how many lines the
+    /// agent writes.
     @discardableResult
-    func admit(_ transportLink: any Link, as role: HandshakeRole, from endpoint: TransportEndpoint) async -> PeerID? {
+    func admit(
+        _ transportLink: any Link, as role: HandshakeRole, from endpoint: TransportEndpoint, pending: PendingHandshake? = nil
+    ) async -> PeerID? {
         let kind = transportLink.kind
         let link = CountedLink(
             transportLink, sent: metrics.linkBytes(kind, direction: "sent"), received: metrics.linkBytes(kind, direction: "received")
         )
+        func ended(_ outcome: PendingHandshakes.Outcome) {
+            pending?.settle(outcome)
+            // The agent's own gate counts its slots; links of a transport given another gate (a
+            // program embedding the agent, a test) and dialled links are counted here.
+            if pending?.isHeld(by: pendingHandshakes) != true {
+                metrics.count(.settled(kind, source: endpoint.address, outcome))
+            }
+        }
         guard let connector else {
-            logger.warning(
+            ended(.failed)
+            strangerLog.log(
+                .warning, "refused a link: no mesh credential",
                 "refused a link: no mesh credential is configured (set mesh_secret_file, or certificate_file and authority_file, in --config)",
-                metadata: ["endpoint": "\(endpoint)"]
+                source: endpoint.address, metadata: ["endpoint": "\(endpoint)"]
             )
             link.close()
             return nil
         }
         let secured: SecureConnector.SecuredLink
         do {
-            secured = try await connector.secure(link, as: role, peer: role == .initiator ? endpoint.peer : nil, for: engine)
-            metrics.handshakes(kind, result: "accepted").increment()
+            secured = try await connector.secure(
+                link, as: role, peer: role == .initiator ? endpoint.peer : nil, for: engine, timeout: pending?.remaining
+            )
+            ended(.completed)
         } catch {
-            metrics.handshakes(kind, result: "refused").increment()
-            logger.warning("handshake failed", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
+            if case HandshakeError.timedOut = error { ended(.timedOut) } else { ended(.failed) }
+            strangerLog.log(.warning, "handshake failed", "handshake failed", source: endpoint.address, metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
             link.close()
             return nil
         }
@@ -119,13 +143,17 @@ extension Agent {
             do {
                 return try await multiplexer.add(secured.link, as: role == .initiator ? .dialer : .acceptor)
             } catch {
-                logger.warning("link refused by the multiplexer", metadata: ["peer": "\(peer.peerID)", "error": "\(error)"])
+                strangerLog.log(
+                    .warning, "link refused by the multiplexer", "link refused by the multiplexer", source: peer.peerID.description,
+                    metadata: ["peer": "\(peer.peerID)", "error": "\(error)"]
+                )
                 secured.link.close()
                 return nil
             }
         }
         let bound = kind.isScarce ? await scarceAdmissions.withLock { await bind() } : await bind()
         guard let session = bound else { return nil }
+        watchExpiry(of: peer)
         let isNew = syncedPeers.withLock { $0.insert(peer.peerID).inserted }
         if isNew {
             Task {

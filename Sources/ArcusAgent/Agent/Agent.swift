@@ -26,6 +26,8 @@ public final class Agent: Service, Sendable {
     public let identity: PeerIdentity
     public let multiplexer: Multiplexer
     public let presence: PresenceTracker
+    /// What the HTTP API wants on every data route (`DIR/api-token`, made on the first start).
+    public let apiToken: APIToken
     let metrics: AgentMetrics
     let observations = ObservationStreams()
     /// Attachment fetches the HTTP API started; cancelled when the agent stops.
@@ -39,6 +41,17 @@ public final class Agent: Service, Sendable {
     let syncedPeers = Mutex<Set<PeerID>>([])
     /// Admits links of scarce transports one at a time (see `admit`).
     let scarceAdmissions = AsyncLock()
+    /// In a certificate mesh, the writers' certificates and the revocation list in force.
+    public let origins: MeshOrigins?
+    /// Revocation lists as they are adopted, with the peers each newly revokes.
+    let adoptedRevocations: AsyncStream<(RevocationList, Set<PeerID>)>
+    /// Peers whose certificate expiry is being watched (see `watchExpiry`).
+    let expiryWatched = Mutex<Set<PeerID>>([])
+    /// The slots every transport's accepted links wait for their hello and handshake in
+    /// (`AgentConfiguration.pendingHandshakes`).
+    let pendingHandshakes: PendingHandshakes
+    /// Lines about links others open (failed handshakes, refusals), at a bounded rate.
+    let strangerLog: RateLimitedLog
 
     /// - Parameter transports: transports to run instead of those `configuration` names, for a
     ///   program that embeds the agent or a test that links agents over one loopback network.
@@ -46,24 +59,60 @@ public final class Agent: Service, Sendable {
     public init(
         configuration: AgentConfiguration, metricsFactory: any MetricsFactory, logger: Logger, transports: [any Transport]? = nil
     ) throws(CommandError) {
+        try configuration.checkHTTPExposure()
         self.configuration = configuration
         self.logger = logger
         let directory = URL(fileURLWithPath: configuration.dataDirectory)
+        var storeOptions = Store.Options()
+        storeOptions.clockSkewAllowance = configuration.clockSkewAllowance
         do {
-            store = try Store(directory: directory)
+            (store, identity) = try DataDirectoryStore.open(directory, options: storeOptions)
+        } catch let error as IdentityError {
+            throw CommandError("cannot use the identity in \(configuration.dataDirectory): \(error)")
         } catch {
             throw CommandError("cannot open the store in \(configuration.dataDirectory): \(error)")
         }
+        if !store.accessChanges.isEmpty {
+            // An earlier version (or a hand-made directory) left the data open to other users.
+            logger.warning("made the data directory \(configuration.dataDirectory) private to its owner: \(store.accessChanges.joined(separator: ", "))")
+        }
+        if let recovery = store.recoveredFromClockPoisoning { logger.warning("\(recovery)") }
         // The store holds the directory's lock: no upload of this directory is under way.
         AgentHTTPAPI.removeLeftoverUploads(in: configuration.dataDirectory, logger: logger)
-        do {
-            identity = try PeerIdentity.load(orCreateAt: directory.appendingPathComponent("identity"))
-        } catch {
-            throw CommandError("cannot use the identity in \(configuration.dataDirectory): \(error)")
-        }
+        apiToken = try APITokenFile.load(orCreateIn: configuration.dataDirectory)
+        let metrics = AgentMetrics(factory: metricsFactory)
+        self.metrics = metrics
+        let strangerLog = RateLimitedLog(logger: logger, suppressed: { kind in metrics.logLinesLeftOut(kind).increment() })
+        self.strangerLog = strangerLog
+        let credential = try MeshCredentialFiles.load(configuration, for: identity)
+        let (adopted, adoptedSink) = AsyncStream.makeStream(of: (RevocationList, Set<PeerID>).self)
+        adoptedRevocations = adopted
         var options = SyncEngine.Options()
         options.name = configuration.name
         options.log = { [logger] level, message in logger.log(level: Logger.Level(level), "\(message)") }
+        switch credential {
+        case .certificate(let certificate, let authority)?:
+            origins = MeshOrigins(
+                own: certificate, revocations: MeshRevocations(authority: authority), store: store,
+                adopted: { list, revoked in adoptedSink.yield((list, revoked)) },
+                // Peers can make it say things (a certificate that does not check): at a bounded rate.
+                log: { message in strangerLog.log(.warning, "credentials", "\(message)", source: "a peer") }
+            )
+            options.origins = origins
+            // Only a relay's peers take other writers' events from it.
+            options.relays = certificate.permissions.relay
+            if configuration.role == .hub && !certificate.permissions.relay {
+                logger.warning("this hub's certificate does not make it a relay: its peers will take only its own writes from it; issue it with `arcus mesh issue --relay`")
+            }
+        default:
+            if configuration.revocationFile != nil {
+                throw CommandError("revocation_file is for a mesh of certificates (certificate_file and authority_file); a shared secret admits whoever holds it", exitStatus: 2)
+            }
+            origins = nil
+        }
+        if let path = configuration.revocationFile, let origins {
+            try Self.adoptRevocations(at: path, into: origins)
+        }
         do {
             engine = try SyncEngine(store: store, options: options)
             presence = try PresenceTracker(peer: identity.peerID, name: String(configuration.name.utf8.prefix(PresenceReport.Limits.nameBytes)) ?? "agent")
@@ -71,21 +120,35 @@ public final class Agent: Service, Sendable {
             throw CommandError("cannot start the sync engine: \(error)")
         }
         multiplexer = Multiplexer(localPeer: identity.peerID, presence: presence)
-        metrics = AgentMetrics(factory: metricsFactory)
+        pendingHandshakes = PendingHandshakes(limits: configuration.pendingHandshakes, observe: { event in
+            metrics.count(event)
+            if case .refused(let kind, let source, let refusal) = event {
+                strangerLog.log(
+                    .warning, "refused a link: too many handshakes pending", "refused a \(kind.rawValue) link: too many handshakes pending", source: source,
+                    metadata: ["source": "\(source)", "limit": "\(refusal == .full ? "all sources" : "per source")"]
+                )
+            }
+        })
         let identity = self.identity
-        connector = try Self.connector(for: configuration, identity: identity)
+        let origins = self.origins
+        connector = credential.map { credential in
+            var handshake = MeshHandshake(identity: identity, credential: credential)
+            handshake.revocations = origins?.revocations
+            return SecureConnector(handshake: handshake, origins: origins)
+        }
         if let transports {
             self.transports = transports
         } else {
             var made: [any Transport] = []
+            let (credential, gate) = (connector?.handshake.credential, pendingHandshakes)
             for choice in configuration.transports {
                 switch choice {
                 case .lan:
-                    made.append(Self.lanTransport(configuration, identity: identity, credential: connector?.handshake.credential, logger: logger))
+                    made.append(Self.lanTransport(configuration, identity: identity, credential: credential, pendingHandshakes: gate, logger: logger))
                 case .ble:
-                    made.append(Self.bluetoothTransport(configuration, identity: identity, credential: connector?.handshake.credential))
+                    made.append(Self.bluetoothTransport(configuration, identity: identity, credential: credential, pendingHandshakes: gate))
                 case .cloud:
-                    made.append(try Self.cloudTransport(configuration, identity: identity, credential: connector?.handshake.credential, logger: logger))
+                    made.append(try Self.cloudTransport(configuration, identity: identity, credential: credential, pendingHandshakes: gate, logger: logger))
                 default:
                     // An in-process network of its own: the seam every transport plugs into.
                     made.append(LoopbackTransport(name: configuration.name, peer: identity.peerID, on: LoopbackNetwork(kind: .loopback)))
@@ -113,7 +176,7 @@ public final class Agent: Service, Sendable {
     /// `--peer` and through avahi-daemon (mDNS), advertising the mesh's hash so that only agents of
     /// the same mesh dial each other.
     private static func lanTransport(
-        _ configuration: AgentConfiguration, identity: PeerIdentity, credential: MeshCredential?, logger: Logger
+        _ configuration: AgentConfiguration, identity: PeerIdentity, credential: MeshCredential?, pendingHandshakes: PendingHandshakes, logger: Logger
     ) -> LANTransport {
         let listen = configuration.listen ?? LANAddress(host: "0.0.0.0", port: 0)
         let statics = StaticPeers(configuration.peers)
@@ -121,36 +184,36 @@ public final class Agent: Service, Sendable {
             name: configuration.name, meshHash: credential?.meshHash ?? String(repeating: "0", count: 16),
             warn: { [logger] warning in logger.warning("\(warning)") }
         )
-        return LANTransport(listeningOn: listen, peer: identity.peerID, discovery: [statics, mdns])
+        return LANTransport(listeningOn: listen, peer: identity.peerID, discovery: [statics, mdns], pendingHandshakes: pendingHandshakes)
     }
 
     /// Bluetooth LE: the emulated radio in `--ble-emulated DIR`, or the machine's adapter through
     /// BlueZ. Where the machine has no usable Bluetooth, starting it logs why and what to do, and
     /// the agent goes on with its other transports.
-    private static func bluetoothTransport(_ configuration: AgentConfiguration, identity: PeerIdentity, credential: MeshCredential?) -> BluetoothTransport {
+    private static func bluetoothTransport(
+        _ configuration: AgentConfiguration, identity: PeerIdentity, credential: MeshCredential?, pendingHandshakes: PendingHandshakes
+    ) -> BluetoothTransport {
         let adapter = L2CAPRadioSettings(adapter: .any(psm: configuration.blePSM ?? 0))
         let radio: BluetoothRadio = configuration.bleEmulatedDirectory.map { .emulated(EmulatedRadioSettings(directory: $0)) } ?? .l2cap(adapter)
-        return BluetoothTransport(radio: radio, peer: identity.peerID, meshHash: credential?.meshHash ?? "")
+        return BluetoothTransport(radio: radio, peer: identity.peerID, meshHash: credential?.meshHash ?? "", pendingHandshakes: pendingHandshakes)
     }
 
     /// The NATS relay in `--cloud`, in this agent's mesh: peers of other meshes on the same relay
     /// never see each other.
     private static func cloudTransport(
-        _ configuration: AgentConfiguration, identity: PeerIdentity, credential: MeshCredential?, logger: Logger
+        _ configuration: AgentConfiguration, identity: PeerIdentity, credential: MeshCredential?, pendingHandshakes: PendingHandshakes,
+        logger: Logger
     ) throws(CommandError) -> CloudTransport {
         guard !configuration.cloud.urls.isEmpty else {
             throw CommandError("--transports cloud needs the relay: give --cloud nats://HOST:PORT (or \"cloud\" in --config)", exitStatus: 2)
         }
         let settings = configuration.cloud.settings(meshHash: credential?.meshHash ?? "", name: configuration.name)
         return CloudTransport(
-            settings: settings, peer: identity.peerID,
+            settings: settings, identity: identity, pendingHandshakes: pendingHandshakes,
             warn: { [logger] warning in logger.warning("\(warning)") }, note: { [logger] note in logger.info("\(note)") }
         )
     }
 
-    private static func connector(for configuration: AgentConfiguration, identity: PeerIdentity) throws(CommandError) -> SecureConnector? {
-        try MeshCredentialFiles.load(configuration, for: identity).map { SecureConnector(identity: identity, credential: $0) }
-    }
 
     /// Registers a sync subscription; the engine persists it, so it outlives the process.
     public func subscribe(_ text: String, arguments: [String: Value] = [:]) throws(CommandError) -> SyncEngine.SubscriptionEntry {
@@ -175,13 +238,27 @@ public final class Agent: Service, Sendable {
         }
     }
 
-    /// `{"agent": "ready", …}`: the line printed on standard output once the API listens.
+    /// `{"agent": "ready", …}`: the line printed on standard output once the API listens. It
+    /// names the file that holds the API's token, never the token; `exposed_to` says who may
+    /// reach an API exposed beyond this machine.
     public func readyLine(http url: String) -> String {
-        Value.object([
+        var fields: [String: Value] = [
             "agent": "ready", "http": .string(url), "peer": .string(identity.peerID.description),
             "name": .string(configuration.name), "data": .string(configuration.dataDirectory),
             "transports": .array(configuration.transports.map { .string($0.rawValue) }),
-        ]).jsonString
+            "token_file": .string(APITokenFile.path(in: configuration.dataDirectory)),
+        ]
+        if let exposure = httpExposure(url: url) { fields["exposed_to"] = .string(exposure) }
+        return Value.object(fields).jsonString
+    }
+
+    /// Who can use an API exposed beyond this machine (nil when it listens on loopback only).
+    public func httpExposure(url: String) -> String? {
+        guard !ServedHosts.isLoopback(configuration.http.host) else { return nil }
+        return """
+            anyone who can reach \(url) over the network and holds the token in \(APITokenFile.path(in: configuration.dataDirectory)); \
+            plain HTTP: the token and the data cross the network readable
+            """
     }
 
     /// Runs the transports until graceful shutdown (SIGTERM, SIGINT), then closes, in order:
@@ -193,8 +270,17 @@ public final class Agent: Service, Sendable {
                 group.addTask { await self.runTransport(transport) }
             }
             group.addTask { await self.watchSessions() }
+            group.addTask { await self.enforceRevocations() }
+            group.addTask {
+                // Summaries of the log lines left out, once each window is over.
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: self.strangerLog.limits.window)
+                    self.strangerLog.flush()
+                }
+            }
             try? await gracefulShutdown()
             logger.info("stopping")
+            strangerLog.flush(all: true)
             observations.finishAll()
             attachmentDownloads.cancelAll()
             for transport in transports { await transport.stop() }

@@ -5,28 +5,45 @@ import NIOCore
 import NIOHTTP1
 
 /// The CLI's side of the HTTP API: `arcus exec --agent`, `observe`, `subscribe`, `peers`, `status`,
-/// `attachment`.
-/// Errors are `CommandError`s: the agent's own `{"error": …}` message (exit status 2), or that
-/// no agent answers at the URL and how to start one (exit status 1).
+/// `attachment`, `field-test`. Every request carries the agent's token, found as
+/// `AgentCredential` says.
+/// Errors are `CommandError`s: the agent's own `{"error": …}` message (exit status 2; for a
+/// refused token, with what to do), or that no agent answers at the URL and how to start one
+/// (exit status 1).
 public struct AgentClient: Sendable {
     public let baseURL: String
+    /// The token sent, if one was found, and what to say when the agent refuses it.
+    public let credential: AgentCredential
 
-    public init(url: String) throws(CommandError) {
+    /// - Parameter tokenFile: `--token-file`, a file holding the agent's token.
+    public init(
+        url: String, tokenFile: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(CommandError) {
         var text = url.trimmingCharacters(in: .whitespaces)
         while text.hasSuffix("/") { text.removeLast() }
         guard let parsed = URL(string: text), parsed.scheme == "http", parsed.host != nil else {
             throw CommandError("--agent \(url.debugDescription) is not an http:// URL, such as http://127.0.0.1:4747", exitStatus: 2)
         }
         baseURL = text
+        credential = try AgentCredential.resolve(url: parsed, tokenFile: tokenFile, environment: environment)
+    }
+
+    /// Adds the token, when there is one.
+    private func authorized(_ request: HTTPClientRequest) -> HTTPClientRequest {
+        var request = request
+        if let token = credential.token { request.headers.replaceOrAdd(name: "Authorization", value: "Bearer " + token.hex) }
+        return request
     }
 
     /// Connection failures are reported at once: the pool's default is to retry establishing
     /// a refused connection until the request's deadline, which for "no agent there" is just a
-    /// long wait before the same answer.
+    /// long wait before the same answer. Redirects are not followed: the agent never sends one,
+    /// and following it would carry the token to wherever it points.
     private static var configuration: HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.timeout.connect = .seconds(10)
+        configuration.redirectConfiguration = .disallow
         return configuration
     }
 
@@ -55,6 +72,12 @@ public struct AgentClient: Sendable {
     /// `GET /v1/status`: the agent at a glance, as JSON.
     public func status() async throws(CommandError) -> String {
         try await send(.GET, "/v1/status", body: nil)
+    }
+
+    /// `POST /v1/mesh/revocations`: hands the agent the authority's revocation list (its bytes).
+    public func publishRevocations(_ list: [UInt8]) async throws(CommandError) -> String {
+        let body = Value.object(["list": .string(Data(list).base64EncodedString())]).jsonString
+        return try await send(.POST, "/v1/mesh/revocations", body: body)
     }
 
     /// `GET /metrics`: the agent's figures as Prometheus text.
@@ -104,14 +127,14 @@ public struct AgentClient: Sendable {
     /// `GET /v1/attachments/{hash}`: writes the blob to `file` (created or truncated) when the
     /// agent has it; otherwise the fetch's progress, the agent fetching it meanwhile.
     public func downloadAttachment(_ hash: String, to file: String) async throws(CommandError) -> AttachmentDownload {
-        let request = HTTPClientRequest(url: baseURL + "/v1/attachments/" + (hash.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? hash))
+        let request = authorized(HTTPClientRequest(url: baseURL + "/v1/attachments/" + (hash.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? hash)))
         let result: Result<AttachmentDownload, CommandError>
         do {
             result = try await HTTPClient.withHTTPClient(configuration: Self.configuration) { client in
                 let response = try await client.execute(request, timeout: .seconds(3600))
                 guard response.status == .ok else {
                     let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
-                    guard response.status == .accepted else { return .failure(Self.failure(status: response.status, body: text)) }
+                    guard response.status == .accepted else { return .failure(failure(status: response.status, body: text)) }
                     return .success(.fetching(text.trimmingCharacters(in: .newlines)))
                 }
                 guard FileManager.default.createFile(atPath: file, contents: nil), let output = FileHandle(forWritingAtPath: file) else {
@@ -152,14 +175,14 @@ public struct AgentClient: Sendable {
         if !arguments.isEmpty { components.queryItems?.append(URLQueryItem(name: "args", value: Value.object(arguments).jsonString)) }
         // URLComponents leaves "+" alone, which a server reads as a space.
         let url = components.url!.absoluteString.replacingOccurrences(of: "+", with: "%2B")
-        var request = HTTPClientRequest(url: url)
+        var request = authorized(HTTPClientRequest(url: url))
         request.headers.add(name: "Accept", value: "text/event-stream")
         do {
             try await HTTPClient.withHTTPClient(configuration: Self.configuration) { client in
                 let response = try await client.execute(request, timeout: .hours(24 * 365))
                 guard response.status == .ok else {
                     let body = try await response.body.collect(upTo: 1 << 20)
-                    throw Self.failure(status: response.status, body: String(buffer: body))
+                    throw failure(status: response.status, body: String(buffer: body))
                 }
                 var pending = ""
                 for try await buffer in response.body {
@@ -196,6 +219,7 @@ public struct AgentClient: Sendable {
     /// The body of a 2xx answer to `request` (at most 64 MiB, without its last newline); any
     /// other status is the agent's error.
     private func answer(to request: HTTPClientRequest, timeout: TimeAmount) async throws(CommandError) -> String {
+        let request = authorized(request)
         let (status, text): (HTTPResponseStatus, String)
         do {
             (status, text) = try await HTTPClient.withHTTPClient(configuration: Self.configuration) { client in
@@ -205,7 +229,7 @@ public struct AgentClient: Sendable {
         } catch {
             throw unreachable(error)
         }
-        guard (200..<300).contains(status.code) else { throw Self.failure(status: status, body: text) }
+        guard (200..<300).contains(status.code) else { throw failure(status: status, body: text) }
         return text.trimmingCharacters(in: .newlines)
     }
 
@@ -213,10 +237,13 @@ public struct AgentClient: Sendable {
         CommandError("no agent at \(baseURL) (\(error)): start one with `arcus agent --data DIR`")
     }
 
-    /// The agent's `{"error": …}` message; a 4xx is the request's fault (exit status 2).
-    private static func failure(status: HTTPResponseStatus, body: String) -> CommandError {
+    /// The agent's `{"error": …}` message, and for a refused token what to do about it; a 4xx is
+    /// the request's fault (exit status 2).
+    private func failure(status: HTTPResponseStatus, body: String) -> CommandError {
         var message = body.trimmingCharacters(in: .whitespacesAndNewlines)
         if case .object(let object)? = try? Value(json: message), case .string(let text)? = object["error"] { message = text }
-        return CommandError(message.isEmpty ? "the agent answered \(status)" : message, exitStatus: (400..<500).contains(status.code) ? 2 : 1)
+        if message.isEmpty { message = "the agent answered \(status)" }
+        if status == .unauthorized { message += "\n" + credential.hint }
+        return CommandError(message, exitStatus: (400..<500).contains(status.code) ? 2 : 1)
     }
 }

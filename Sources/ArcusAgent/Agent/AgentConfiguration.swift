@@ -1,5 +1,6 @@
 import ArcusLAN
 import ArcusMesh
+import ArcusStore
 import Foundation
 
 /// What `arcus agent` runs with: its options, from the command line over an optional JSON
@@ -15,6 +16,9 @@ public struct AgentConfiguration: Sendable {
     public var name: String
     /// Where the HTTP API listens.
     public var http: LANAddress
+    /// Whether `http` may be an address beyond this machine (`--http-expose`): the API then
+    /// answers anyone who reaches it and holds the token, over plain HTTP.
+    public var httpExposed = false
     /// Where the LAN transport will listen for peers (kept until that transport exists).
     public var listen: LANAddress?
     public var transports: [TransportChoice]
@@ -29,6 +33,9 @@ public struct AgentConfiguration: Sendable {
     /// (`authority.pub`) that every peer's certificate must verify with.
     public var certificateFile: String?
     public var authorityFile: String?
+    /// A revocation list from the authority (`arcus mesh revoke`), adopted at start if it is newer
+    /// than the one the agent holds; peers pass it on to each other.
+    public var revocationFile: String?
     /// How many Bluetooth links to hold at once, and how often to exchange one for a waiting peer.
     public var scarceLinks = ScarceLinkBudget()
     /// For `--transports ble`: the emulated radio's shared directory instead of the machine's adapter.
@@ -41,6 +48,16 @@ public struct AgentConfiguration: Sendable {
     /// Whether the agent hands the pages start-up touched back to the kernel once it has
     /// settled (`StartupMemory`).
     public var releaseStartupMemory = true
+    /// How many accepted links may wait for their hello and handshake at once, in all and from
+    /// one source, and for how long (`pending_handshakes`, `pending_handshakes_per_source`,
+    /// `handshake_deadline_s`; the defaults are `PendingHandshakes.Limits`'s).
+    public var pendingHandshakes = PendingHandshakes.Limits()
+    /// How far ahead of this device's clock a peer's write may be stamped and still be merged
+    /// (`Store.Options.clockSkewAllowance`; `clock_skew_allowance`, `--clock-skew-allowance`).
+    public var clockSkewAllowance = Store.defaultClockSkewAllowance
+    /// The most `--clock-skew-allowance` takes: past a year it no longer bounds anything a
+    /// device could honestly be off by.
+    public static let clockSkewAllowanceLimit: Duration = .seconds(366 * 86_400)
 
     public static let defaultHTTP = LANAddress(host: "127.0.0.1", port: 4747)
 
@@ -66,6 +83,7 @@ public struct AgentConfiguration: Sendable {
     private struct File: Decodable {
         var name: String?
         var http: String?
+        var http_expose: Bool?
         var listen: String?
         var transports: [String]?
         var peers: [String]?
@@ -73,6 +91,7 @@ public struct AgentConfiguration: Sendable {
         var mesh_secret_file: String?
         var certificate_file: String?
         var authority_file: String?
+        var revocation_file: String?
         var ble_emulated: String?
         var ble_links: Int?
         var ble_psm: Int?
@@ -86,21 +105,25 @@ public struct AgentConfiguration: Sendable {
         var cloud_stored_max_bytes: Int?
         var role: String?
         var release_startup_memory: Bool?
+        var pending_handshakes: Int?
+        var pending_handshakes_per_source: Int?
+        var handshake_deadline_s: Double?
+        var clock_skew_allowance: String?
     }
 
     static let fileKeys: Set<String> = [
-        "name", "http", "listen", "transports", "peers", "subscribe", "mesh_secret_file", "certificate_file", "authority_file",
-        "ble_emulated", "ble_links", "ble_psm", "cloud", "cloud_credentials_file", "cloud_ca_file", "cloud_certificate_file",
+        "name", "http", "http_expose", "listen", "transports", "peers", "subscribe", "mesh_secret_file", "certificate_file", "authority_file",
+        "revocation_file", "ble_emulated", "ble_links", "ble_psm", "cloud", "cloud_credentials_file", "cloud_ca_file", "cloud_certificate_file",
         "cloud_key_file", "cloud_store_and_forward", "cloud_stored_max_age_s", "cloud_stored_max_bytes", "role",
-        "release_startup_memory",
+        "release_startup_memory", "pending_handshakes", "pending_handshakes_per_source", "handshake_deadline_s", "clock_skew_allowance",
     ]
 
     /// The command line's options over the file's (a list given on the command line replaces
     /// the file's list).
     public static func resolve(
-        dataDirectory: String, configFile: String?, name: String?, http: String?, listen: String?,
+        dataDirectory: String, configFile: String?, name: String?, http: String?, httpExpose: Bool = false, listen: String?,
         transports: String?, peers: [String], subscriptions: [String], bleEmulated: String? = nil, bleLinks: Int? = nil, blePSM: Int? = nil,
-        cloud: [String] = [], role: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+        cloud: [String] = [], role: String? = nil, clockSkewAllowance: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(CommandError) -> AgentConfiguration {
         let file = try readFile(configFile, environment: environment)
         let httpText = http ?? file?.http
@@ -117,7 +140,10 @@ public struct AgentConfiguration: Sendable {
             certificateFile: file?.certificate_file,
             authorityFile: file?.authority_file
         )
+        configuration.httpExposed = httpExpose || (file?.http_expose ?? false)
+        try configuration.checkHTTPExposure()
         for text in peerTexts { configuration.peers.append(try LANAddress(parsing: text, option: "--peer", listening: false)) }
+        configuration.revocationFile = file?.revocation_file
         configuration.bleEmulatedDirectory = bleEmulated ?? file?.ble_emulated
         if let links = bleLinks ?? file?.ble_links {
             guard (1...32).contains(links) else { throw CommandError("--ble-links must be between 1 and 32; got \(links)", exitStatus: 2) }
@@ -133,7 +159,38 @@ public struct AgentConfiguration: Sendable {
         try configuration.cloud.read(urls: cloud.isEmpty ? (file?.cloud ?? []) : cloud, file: file.map(cloudKeys))
         configuration.role = try (role ?? file?.role).map { text throws(CommandError) in try AgentRole.parse(text) } ?? .peer
         configuration.releaseStartupMemory = file?.release_startup_memory ?? true
+        if let total = file?.pending_handshakes {
+            guard (1...4096).contains(total) else { throw CommandError("pending_handshakes must be between 1 and 4096; got \(total)", exitStatus: 2) }
+            configuration.pendingHandshakes.total = total
+        }
+        if let perSource = file?.pending_handshakes_per_source {
+            guard (1...4096).contains(perSource) else {
+                throw CommandError("pending_handshakes_per_source must be between 1 and 4096; got \(perSource)", exitStatus: 2)
+            }
+            configuration.pendingHandshakes.perSource = perSource
+        }
+        if let seconds = file?.handshake_deadline_s {
+            guard seconds >= 0.1, seconds <= 300 else {
+                throw CommandError("handshake_deadline_s must be between 0.1 and 300 seconds; got \(seconds)", exitStatus: 2)
+            }
+            configuration.pendingHandshakes.setDeadline(.milliseconds(Int64(seconds * 1_000)))
+        }
+        if let text = clockSkewAllowance ?? file?.clock_skew_allowance {
+            configuration.clockSkewAllowance = try Duration(parsing: text, option: "--clock-skew-allowance", limit: clockSkewAllowanceLimit)
+        }
         return configuration
+    }
+
+    /// Throws unless `http` is a loopback address or the API was exposed on purpose: anything
+    /// that reaches the API with the token can read and write the store, and it speaks plain
+    /// HTTP, so the token and the data cross the network readable.
+    public func checkHTTPExposure() throws(CommandError) {
+        guard !httpExposed, !ServedHosts.isLoopback(http.host) else { return }
+        throw CommandError("""
+            --http \(http) would serve the HTTP API beyond this machine, to anyone who reaches that address and holds the token, \
+            over plain HTTP (the token and the data cross the network readable). Keep it on 127.0.0.1 and reach it through \
+            `ssh -L 4747:127.0.0.1:4747 HOST`, or, to expose it anyway, add --http-expose (http_expose = true in the configuration file)
+            """, exitStatus: 2)
     }
 
     /// The configuration file's cloud keys.

@@ -17,13 +17,13 @@ extension AgentHTTPAPI {
     static let downloadPieceBytes = 1 << 16
 
     static func addAttachmentRoutes(to router: Router<BasicRequestContext>, agent: Agent) {
-        router.post("/v1/attachments") { request, _ -> Response in
+        add(.upload, to: router) { request, _ in
             try await upload(request, agent: agent)
         }
-        router.get("/v1/attachments") { _, _ -> Response in
+        add(.fetches, to: router) { _, _ in
             JSONResponse.make(Value.object(["fetches": .array(agent.engine.attachmentFetches.map(\.json))]).jsonString)
         }
-        router.get("/v1/attachments/:hash") { _, context -> Response in
+        add(.download, to: router) { _, context in
             try download(context.parameters.get("hash") ?? "", agent: agent)
         }
     }
@@ -34,7 +34,18 @@ extension AgentHTTPAPI {
     /// it (streamed through a file in the data directory, never held whole) and sets its token at
     /// `PATH` (dotted for nested fields) of the document, created when absent. 201 with the
     /// token's JSON and where it went.
+    ///
+    /// The body may have any media type but those a web page can send anywhere unasked
+    /// (`text/plain`, forms) or none at all (415): a blob is never taken from a page's form.
     static func upload(_ request: Request, agent: Agent) async throws -> Response {
+        let type = BodyMediaType(request.headers[.contentType])
+        guard let type, !BodyMediaType.sendableByAnyPage.contains(type.essence) else {
+            let sent = request.headers[.contentType].map { "Content-Type: \($0)" } ?? "no Content-Type"
+            throw APIError(.unsupportedMediaType, """
+                send the attachment's bytes with the header Content-Type: application/octet-stream (or their own type, \
+                such as image/jpeg); this request has \(sent), which a web page can send to any address
+                """)
+        }
         let parameters = request.uri.queryParameters
         let collection = try parameter(parameters.get("collection"), "collection", example: "photos")
         let id = try parameter(parameters.get("id"), "id", example: "photo-1")
@@ -51,11 +62,17 @@ extension AgentHTTPAPI {
             throw APIError(.contentTooLarge, "the attachment has \(length) bytes; at most \(maximumAttachmentBytes) are taken")
         }
 
-        let staging = URL(fileURLWithPath: agent.configuration.dataDirectory).appendingPathComponent(uploadPrefix + UUID().uuidString)
-        defer { try? FileManager.default.removeItem(at: staging) }
-        guard FileManager.default.createFile(atPath: staging.path, contents: nil), let output = try? FileHandle(forWritingTo: staging) else {
-            throw APIError(.internalServerError, "cannot write \(staging.path): check that the data directory is writable and has room")
+        // A private file (0600) in the data directory, whatever the umask.
+        let upload: (url: URL, handle: FileHandle)?
+        do {
+            upload = try agent.store.makeUploadFile()
+        } catch {
+            throw APIError(.internalServerError, "cannot receive the attachment: \(error)")
         }
+        guard let (staging, output) = upload else {
+            throw APIError(.internalServerError, "this agent's store has no data directory to receive the attachment into")
+        }
+        defer { try? FileManager.default.removeItem(at: staging) }
         var received: Int64 = 0
         do {
             defer { try? output.close() }
@@ -95,7 +112,7 @@ extension AgentHTTPAPI {
     }
 
     /// Names of the files uploads are received into, in the data directory.
-    static let uploadPrefix = ".upload-"
+    static let uploadPrefix = Store.uploadPrefix
 
     /// Removes what uploads cut off by a crash left (at start, when the agent holds the data
     /// directory's lock, so no upload is under way); logs how many.

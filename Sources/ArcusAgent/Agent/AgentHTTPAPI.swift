@@ -9,42 +9,64 @@ import ServiceLifecycle
 
 /// The agent's local HTTP API (Docs/Agent.md): DQL, observers as server-sent events,
 /// subscriptions, the presence graph, the agent's status (as JSON and as a page), Prometheus
-/// metrics. Every body is bounded and checked; every error is `{"error": "…"}` with a 4xx
-/// status, and leaves the store as it was.
+/// metrics. Every request passes `APIAccessMiddleware` first (its Host, its Origin, the token);
+/// every body is bounded and checked; every error is `{"error": "…"}` with a 4xx status, and
+/// leaves the store as it was.
 public enum AgentHTTPAPI {
     /// The largest request body read; larger ones get 413 before any of it is parsed.
     public static let maximumBodyBytes = 1 << 20
 
-    /// The HTTP server over `agent`, as a service; `onReady` receives the bound address.
+    /// The HTTP server over `agent`, as a service; `onReady` receives the bound address. Once it
+    /// listens, it keeps a copy of the agent's token for the user running it (`UserTokenFiles`),
+    /// which it removes when it stops.
     public static func application(
         for agent: Agent, registry: PrometheusCollectorRegistry, logger: Logger,
         onReady: @escaping @Sendable (String) -> Void
     ) -> some Service {
         let router = Router()
-        router.middlewares.add(JSONErrorMiddleware<BasicRequestContext>())
-        addRoutes(to: router, agent: agent, registry: registry)
         let http = agent.configuration.http
-        return Application(
+        // Middlewares apply to the routes added after them: these come first.
+        router.middlewares.add(ResponseHardeningMiddleware<BasicRequestContext>())
+        router.middlewares.add(JSONErrorMiddleware<BasicRequestContext>())
+        router.middlewares.add(APIAccessMiddleware<BasicRequestContext>(
+            token: agent.apiToken, hosts: ServedHosts(http: http.host, exposed: agent.configuration.httpExposed),
+            tokenFile: APITokenFile.path(in: agent.configuration.dataDirectory)
+        ))
+        addRoutes(to: router, agent: agent, registry: registry)
+        let handoff = UserTokenHandoff(token: agent.apiToken, logger: logger)
+        let application = Application(
             router: router,
             configuration: ApplicationConfiguration(address: .hostname(http.host, port: http.port), serverName: "arcus-agent"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? http.port
+                handoff.publish(host: http.host, port: port)
                 let host = http.host.contains(":") ? "[\(http.host)]" : http.host
                 onReady("http://\(host):\(port)")
             },
             logger: logger
         )
+        return UserTokenHandoff.Service(application: application, handoff: handoff)
+    }
+
+    /// Registers `route`'s handler; `route` must be one of `routes`, which the access checks and
+    /// the tests read.
+    static func add(
+        _ route: AgentHTTPRoute, to router: Router<BasicRequestContext>,
+        _ handler: @escaping @Sendable (Request, BasicRequestContext) async throws -> Response
+    ) {
+        precondition(routes.contains(route), "\(route) is not in AgentHTTPAPI.routes: list it there with its access")
+        router.on(RouterPath(route.path), method: HTTPRequest.Method(route.method)!, use: handler)
     }
 
     static func addRoutes(to router: Router<BasicRequestContext>, agent: Agent, registry: PrometheusCollectorRegistry) {
         let startedAt = ContinuousClock.now
-        router.get("/") { _, _ -> Response in
+        add(.page, to: router) { _, _ in
             StatusPage.response
         }
-        router.get("/v1/status") { _, _ -> Response in
+        add(.status, to: router) { _, _ in
             JSONResponse.make(await StatusDocument(agent: agent, startedAt: startedAt).json().jsonString)
         }
-        router.post("/v1/execute") { request, _ -> Response in
+        add(.execute, to: router) { request, _ in
             let body = try await jsonObject(request)
             let statement = try string(body, "statement")
             let arguments = try object(body, "args")
@@ -56,13 +78,13 @@ public enum AgentHTTPAPI {
                 throw APIError(.badRequest, "error: \(error.description)")
             }
         }
-        router.get("/v1/observe") { request, _ -> Response in
+        add(.observe, to: router) { request, _ in
             try observe(request, agent: agent)
         }
-        router.get("/v1/subscriptions") { _, _ -> Response in
+        add(.subscriptions, to: router) { _, _ in
             JSONResponse.make(Value.object(["subscriptions": SubscriptionDocument.all(agent.engine)]).jsonString)
         }
-        router.post("/v1/subscriptions") { request, _ -> Response in
+        add(.subscribe, to: router) { request, _ in
             let body = try await jsonObject(request)
             let query = try string(body, "query")
             let arguments = try object(body, "args")
@@ -72,17 +94,18 @@ public enum AgentHTTPAPI {
                 throw APIError(.badRequest, error.message)
             }
         }
-        router.delete("/v1/subscriptions/:id") { _, context -> Response in
+        add(.unsubscribe, to: router) { _, context in
             let text = context.parameters.get("id") ?? ""
             guard let id = UInt64(text) else { throw APIError(.badRequest, "a subscription id is a number, not \(text.debugDescription)") }
             guard agent.engine.cancelSubscription(id: id) else { throw APIError(.notFound, "no active subscription \(id)") }
             return JSONResponse.make(Value.object(["id": .int(Int64(id)), "cancelled": .bool(true)]).jsonString)
         }
-        router.get("/v1/peers") { _, _ -> Response in
+        add(.peers, to: router) { _, _ in
             JSONResponse.make(PeersDocument(graph: agent.presence.graph, local: agent.identity.peerID).json.jsonString)
         }
-        router.get("/metrics") { _, _ -> Response in
+        add(.metrics, to: router) { _, _ in
             await agent.metrics.refresh(from: agent.engine)
+            agent.metrics.pendingHandshakes(agent.pendingHandshakes.count)
             return Response(
                 status: .ok,
                 headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
@@ -90,6 +113,7 @@ public enum AgentHTTPAPI {
             )
         }
         addAttachmentRoutes(to: router, agent: agent)
+        addMeshRoutes(to: router, agent: agent)
     }
 
     static func json(_ entry: ArcusSync.SyncEngine.SubscriptionEntry) -> Value { .object(fields(entry)) }
@@ -103,7 +127,16 @@ public enum AgentHTTPAPI {
 
     // MARK: - Request bodies
 
+    /// The body as a JSON object. Only a body sent as `application/json` (a `charset`, if any,
+    /// `utf-8`) is read: a web page can send `text/plain` or a form to any address without the
+    /// browser asking first, but not `application/json`, so a body that may have come from a page
+    /// is refused before it is parsed (415).
     static func jsonObject(_ request: Request) async throws -> [String: Value] {
+        let type = BodyMediaType(request.headers[.contentType])
+        guard type?.essence == "application/json", type?.charset.map({ $0 == "utf-8" || $0 == "utf8" }) ?? true else {
+            let sent = request.headers[.contentType].map { "Content-Type: \($0)" } ?? "no Content-Type"
+            throw APIError(.unsupportedMediaType, "the body must be JSON, sent with the header Content-Type: application/json (this request has \(sent))")
+        }
         if let length = request.headers[.contentLength].flatMap(Int.init), length > maximumBodyBytes {
             throw APIError(.contentTooLarge, "the body has \(length) bytes; at most \(maximumBodyBytes) are read")
         }

@@ -31,7 +31,7 @@ final class AgentMetrics: Sendable {
             links(kind).set(0)
             linkBytes(kind, direction: "sent").increment(by: 0)
             linkBytes(kind, direction: "received").increment(by: 0)
-            for result in ["accepted", "refused"] { handshakes(kind, result: result).increment(by: 0) }
+            for result in Self.handshakeResults { handshakes(kind, result: result).increment(by: 0) }
             failovers(kind).increment(by: 0)
         }
         syncLag.record(0)
@@ -46,8 +46,40 @@ final class AgentMetrics: Sendable {
         Counter(label: "arcus_link_bytes_total", dimensions: [("transport", kind.rawValue), ("direction", direction)], factory: factory)
     }
 
+    /// How a link's handshake ended: `accepted`; `failed` (the peer broke the protocol, could not
+    /// authenticate, or closed the link, also before its transport hello); `timed_out` (the
+    /// deadline passed first); `refused` (closed as it was accepted: too many were pending).
+    static let handshakeResults = ["accepted", "failed", "timed_out", "refused"]
+
     func handshakes(_ kind: LinkKind, result: String) -> Counter {
         Counter(label: "arcus_handshakes_total", dimensions: [("transport", kind.rawValue), ("result", result)], factory: factory)
+    }
+
+    /// Counts what `PendingHandshakes` saw of an accepted link: its refusal, or how its hello
+    /// and handshake ended (the agent counts the links it dials itself, in `admit`).
+    func count(_ event: PendingHandshakes.Event) {
+        switch event {
+        case .refused(let kind, _, _):
+            handshakes(kind, result: "refused").increment()
+        case .settled(let kind, _, let outcome):
+            let result: String
+            switch outcome {
+            case .completed: result = "accepted"
+            case .failed: result = "failed"
+            case .timedOut: result = "timed_out"
+            }
+            handshakes(kind, result: result).increment()
+        }
+    }
+
+    /// Log lines `RateLimitedLog` left out, by the kind of event.
+    func logLinesLeftOut(_ kind: String) -> Counter {
+        Counter(label: "arcus_log_lines_left_out_total", dimensions: [("event", kind)], factory: factory)
+    }
+
+    /// Links waiting for their hello and handshake now, read at each scrape.
+    func pendingHandshakes(_ count: Int) {
+        Gauge(label: "arcus_pending_handshakes", dimensions: [], factory: factory).record(count)
     }
 
     /// A session's active link died and another took over; labelled by the transport taking over.

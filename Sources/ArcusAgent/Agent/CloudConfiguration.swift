@@ -24,7 +24,8 @@ public struct CloudConfiguration: Sendable {
             guard let url = URL(string: text), let scheme = url.scheme, ["nats", "tls"].contains(scheme.lowercased()),
                   let host = url.host, !host.isEmpty, url.port != nil
             else {
-                throw CommandError("\(option): \(text.debugDescription) is not a relay URL: write nats://HOST:PORT (or tls://HOST:PORT)", exitStatus: 2)
+                let shown = NATSConnection.withoutCredentials(text).debugDescription
+                throw CommandError("\(option): \(shown) is not a relay URL: write nats://HOST:PORT (or tls://HOST:PORT)", exitStatus: 2)
             }
         }
         return texts

@@ -79,9 +79,9 @@ enum ConfigurationFile {
 /// Other ARCUS_* variables are not options and are left alone.
 enum ConfigurationOverrides {
     private static let lists: Set<String> = ["transports", "peers", "cloud"]
-    private static let integers: Set<String> = ["ble_links", "ble_psm", "cloud_stored_max_bytes"]
-    private static let numbers: Set<String> = ["cloud_stored_max_age_s"]
-    private static let flags: Set<String> = ["cloud_store_and_forward", "release_startup_memory"]
+    private static let integers: Set<String> = ["ble_links", "ble_psm", "cloud_stored_max_bytes", "pending_handshakes", "pending_handshakes_per_source"]
+    private static let numbers: Set<String> = ["cloud_stored_max_age_s", "handshake_deadline_s"]
+    private static let flags: Set<String> = ["cloud_store_and_forward", "release_startup_memory", "http_expose"]
 
     static func variable(for key: String) -> String { "ARCUS_" + key.uppercased() }
 

@@ -1,3 +1,4 @@
+import ArcusMesh
 import Hummingbird
 import NIOCore
 
@@ -10,12 +11,26 @@ import NIOCore
 /// The page builds every element with the DOM API and sets text with `textContent`, never
 /// `innerHTML`: peer names and queries come from other devices and are never read as markup.
 /// Each peer's node in the graph carries `data-peer="<peer id>"` (tests count them).
+///
+/// The page itself holds no data, so it is served without the token, and it never holds the
+/// token either: the link `arcus status --page` prints carries it in the fragment
+/// (`/#token=…`), which the browser keeps to itself; the script moves it into this tab's
+/// `sessionStorage` (which no other origin, nor another tab, can read), removes it from the
+/// address bar and the history entry, and sends it as `Authorization: Bearer` with each poll.
+/// Without it, the page says how to get the link. Its Content-Security-Policy lets it run only
+/// its own script (a fresh nonce per answer), talk only to the agent, and sit in no frame.
 enum StatusPage {
     static var response: Response {
-        Response(
+        var generator = SystemRandomNumberGenerator()
+        let nonce = Hex.encode((0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+        let policy = """
+            default-src 'none'; script-src 'nonce-\(nonce)'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self'; \
+            base-uri 'none'; form-action 'none'; frame-ancestors 'none'
+            """
+        return Response(
             status: .ok,
-            headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: html))
+            headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store", .contentSecurityPolicy: policy],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: html.replacingOccurrences(of: "<script>", with: "<script nonce=\"\(nonce)\">")))
         )
     }
 
@@ -37,6 +52,7 @@ enum StatusPage {
         #state { margin-left: auto; font-weight: 600; }
         #state.live { color: var(--loopback); }
         #state.down { color: #c62828; }
+        #token-help { margin: 16px 24px 0; padding: 12px 16px; background: #fff4e5; border: 1px solid #f0c36d; border-radius: 8px; }
         .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; }
         main { display: grid; grid-template-columns: minmax(380px, 1.1fr) minmax(380px, 1fr); gap: 16px; padding: 16px 24px; align-items: start; }
         section { background: #fff; border: 1px solid var(--rule); border-radius: 8px; padding: 12px 16px 14px; min-width: 0; }
@@ -73,6 +89,9 @@ enum StatusPage {
           <span class="meta" id="uptime"></span>
           <span id="state">connecting…</span>
         </header>
+        <p id="token-help" hidden>This page shows the agent's data only with the agent's API token. Run
+          <code>arcus status --page --agent URL</code> as the user who runs the agent (or with sudo) and open the link it prints:
+          the token travels in the part after <code>#</code>, which the browser never sends anywhere, and this tab keeps it until it closes.</p>
         <main>
           <div class="column">
             <section>
@@ -123,6 +142,14 @@ enum StatusPage {
         // CSS variables work in style attributes, not in SVG presentation attributes.
         const colours = { lan: "var(--lan)", bluetooth: "var(--bluetooth)", cloud: "var(--cloud)", loopback: "var(--loopback)" };
         const svgNS = "http://www.w3.org/2000/svg";
+        // The token: from the link's fragment into this tab's sessionStorage, and out of the
+        // address bar and the history entry at once.
+        const tokenKey = "arcus-token";
+        {
+          const given = /(?:^#|&)token=([0-9a-fA-F]{64})(?:&|$)/.exec(location.hash);
+          if (given) sessionStorage.setItem(tokenKey, given[1].toLowerCase());
+          if (location.hash) history.replaceState(null, "", location.pathname + location.search);
+        }
         const rates = [];          // sync bytes per second, sent and received, one per poll
         let previous = null;       // the last status, and when it came
 
@@ -290,9 +317,18 @@ enum StatusPage {
           state.textContent = text;
         }
 
+        function needToken(text) {
+          sessionStorage.removeItem(tokenKey);
+          showState(false, text);
+          document.getElementById("token-help").hidden = false;
+        }
+
         async function poll() {
+          const token = sessionStorage.getItem(tokenKey);
+          if (!token) return needToken("no token: open the link arcus status --page prints");
           try {
-            const response = await fetch("/v1/status", { cache: "no-store" });
+            const response = await fetch("/v1/status", { cache: "no-store", headers: { Authorization: "Bearer " + token } });
+            if (response.status === 401) return needToken("the agent refused the token: open the link arcus status --page prints");
             if (!response.ok) throw new Error(`the agent answered ${response.status}`);
             draw(await response.json());
             showState(true, "● live");

@@ -132,7 +132,7 @@ public struct CloudBench {
             { (identity: PeerIdentity) -> any Transport in
                 var connection = NATSOptions(urls: [url])
                 connection.name = "arcus bench \(name)"
-                return CloudTransport(settings: CloudSettings(connection: connection, meshHash: meshHash), peer: identity.peerID)
+                return CloudTransport(settings: CloudSettings(connection: connection, meshHash: meshHash), identity: identity)
             }
         }
         let source = try BenchAgent(name: "source", in: scratch, secret: secret, transport: cloud("source"))

@@ -24,7 +24,10 @@ extension TraceBench {
         init(store: Store, connector: SecureConnector? = nil) throws {
             self.store = store
             self.connector = connector
-            engine = try SyncEngine(store: store)
+            var options = SyncEngine.Options()
+            // With certificates, what the engine checks writers against.
+            options.origins = connector?.origins
+            engine = try SyncEngine(store: store, options: options)
             _ = try engine.registerSubscription("")
         }
 
@@ -39,17 +42,36 @@ extension TraceBench {
         let clock = ReplayClock()
         var options = Store.Options()
         options.physicalClock = clock.physical
-        if secure { (figures.handshakeBytes, figures.syncFrameBytes) = (0, 0) }
+        if secure { (figures.handshakeBytes, figures.syncFrameBytes, figures.credential) = (0, 0, credential.rawValue) }
         let secret = MeshSecret.random().secret
+        let authority = MeshAuthority()
         var made = 0
         func makeReplica() throws -> SessionReplica {
             made += 1
-            let connector = secure ? SecureConnector(identity: PeerIdentity(), credential: .sharedSecret(secret)) : nil
+            let identity = PeerIdentity()
+            var options = options
+            // A secure replica's store writes under the site its key names, as an agent's does.
+            if secure { options.site = SiteID(peer: identity.peerID) }
+            let store: Store
             switch storage {
-            case .memory: return try SessionReplica(store: try Store(inMemory: options), connector: connector)
-            case .sqlite:
-                let store = try Store(directory: root.appendingPathComponent("replica-\(made)"), options: options)
-                return try SessionReplica(store: store, connector: connector)
+            case .memory: store = try Store(inMemory: options)
+            case .sqlite: store = try Store(directory: root.appendingPathComponent("replica-\(made)"), options: options)
+            }
+            guard secure else { return try SessionReplica(store: store) }
+            switch credential {
+            case .secret:
+                return try SessionReplica(store: store, connector: SecureConnector(identity: identity, credential: .sharedSecret(secret)))
+            case .certificates:
+                // Every replica passes on what it received: each is a relay.
+                let certificate = try authority.issue(
+                    to: identity.publicKey, name: "replica-\(made)", permissions: CollectionPermissions(read: .all, write: .all, relay: true),
+                    expiresAt: Date().addingTimeInterval(86_400)
+                )
+                let revocations = MeshRevocations(authority: authority.publicKey)
+                let origins = MeshOrigins(own: certificate, revocations: revocations, store: store)
+                var handshake = MeshHandshake(identity: identity, credential: .certificate(certificate, authority: authority.publicKey))
+                handshake.revocations = revocations
+                return try SessionReplica(store: store, connector: SecureConnector(handshake: handshake, origins: origins))
             }
         }
         var replicas: [SessionReplica] = []

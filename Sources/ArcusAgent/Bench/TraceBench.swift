@@ -35,6 +35,8 @@ public struct TraceBench {
         /// frames' bytes alone — what `wireBytes` is in a plain run. Nil (and not printed) plain.
         public var handshakeBytes: Int?
         public var syncFrameBytes: Int?
+        /// With `secure`: how the replicas joined the mesh (`Credential`).
+        public var credential: String?
 
         /// One JSON line, with the keys of TRACE.md first.
         public var jsonLine: String {
@@ -55,7 +57,8 @@ public struct TraceBench {
             ]
             var secured: [(String, Value)] = []
             if let handshakeBytes, let syncFrameBytes {
-                secured = [("secure", .bool(true)), ("handshake_bytes", .int(Int64(handshakeBytes))), ("sync_frame_bytes", .int(Int64(syncFrameBytes)))]
+                secured = [("secure", .bool(true)), ("credential", .string(credential ?? "")), ("handshake_bytes", .int(Int64(handshakeBytes))),
+                           ("sync_frame_bytes", .int(Int64(syncFrameBytes)))]
             }
             return FigureLine.json(fields + secured)
         }
@@ -85,13 +88,22 @@ public struct TraceBench {
     public let exchange: Exchange
     /// Where `sqlite` replicas keep their data directories (removed afterwards).
     public let scratch: URL
-    /// With `exchange: .protocol`: every sync session's link goes through the mesh handshake
-    /// (shared secret, an identity per replica) and runs sealed (`SecureLink`).
+    /// With `exchange: .protocol`: every sync session's link goes through the mesh handshake (an
+    /// identity per replica) and runs sealed (`SecureLink`).
     public let secure: Bool
+    /// How secure replicas join the mesh: a shared secret, or certificates from one authority —
+    /// every replica a relay, since every replica passes on what it received — whose receivers
+    /// check each writer against its certificate, passed on ahead of its writes.
+    public let credential: Credential
+
+    public enum Credential: String, Sendable, CaseIterable {
+        case secret, certificates
+    }
 
     public init(trace: Trace, storage: Storage = .memory, exchange: Exchange = .protocol,
-                scratch: URL = FileManager.default.temporaryDirectory, secure: Bool = false) {
+                scratch: URL = FileManager.default.temporaryDirectory, secure: Bool = false, credential: Credential = .secret) {
         self.secure = secure
+        self.credential = credential
         self.trace = trace
         self.storage = storage
         self.exchange = exchange

@@ -56,9 +56,9 @@ final class TraceReplica {
     }
 
     /// Applies one local write through the CRDT's delta-mutators.
-    func apply(_ key: DocumentKey, _ mutation: (inout DocumentState, Stamp) -> DocumentState?) {
+    func apply(_ key: DocumentKey, _ mutation: (inout DocumentState, Stamp) -> DocumentState?) throws {
         let i = slot(for: key)
-        let stamp = Stamp(time: clock.tick(), site: site)
+        let stamp = Stamp(time: try clock.tick(), site: site)
         guard mutation(&states[i], stamp) != nil else { return }
         version.observe(stamp)
         log[logIndex(site)].entries.append((stamp.time, i))
@@ -131,7 +131,8 @@ final class TraceReplica {
             log[site].entries[tail...].sort { $0.time < $1.time }
         }
         if let covers = batch.covers { version.formUnion(covers) }
-        clock.observe(version.maxTime)
+        // A replay's replicas are the trace's own, with its times: nothing to bound.
+        clock.observe(version.maxTime, through: .max)
     }
 
     /// Every document's full state: what a fresh peer needs.

@@ -10,7 +10,7 @@ public enum LocalExecution {
         let arguments = try parseArguments(json)
         let store: Store
         do {
-            store = try Store(directory: URL(fileURLWithPath: directory))
+            store = try DataDirectoryStore.open(URL(fileURLWithPath: directory)).store
         } catch {
             throw CommandError("\(error)")
         }

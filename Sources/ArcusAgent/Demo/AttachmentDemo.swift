@@ -66,8 +66,8 @@ public struct AttachmentDemo: Sendable {
 
     public func run(progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> Figures {
         let topology = Topology(.chain, peers: options.hops + 1, seed: options.seed)
-        let mesh = try LoopbackMesh(topology: topology, links: .loopback(options.link.conditions)) { _ in
-            try Store(inMemory: Store.Options())
+        let mesh = try LoopbackMesh(topology: topology, links: .loopback(options.link.conditions)) { storeOptions in
+            try Store(inMemory: storeOptions)
         }
         defer { mesh.stop() }
         var figures = Figures()

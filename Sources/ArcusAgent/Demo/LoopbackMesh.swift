@@ -1,3 +1,4 @@
+import ArcusCRDT
 import ArcusLoopback
 import ArcusMesh
 import ArcusStore
@@ -47,11 +48,11 @@ public final class LoopbackMesh: Sendable {
 
     private let state: Mutex<State>
 
-    /// Makes the peers (`makeStore(index)` gives each its store) and their engines; nothing is
-    /// linked until `connect`.
+    /// Makes the peers (`makeStore(options)` gives each its store, with the options that name its
+    /// site in a secure mesh) and their engines; nothing is linked until `connect`.
     public init(
         topology: Topology, links: DemoLinks, options: SyncEngine.Options = SyncEngine.Options(),
-        secret: MeshSecret? = nil, makeStore: (Int) throws -> Store
+        secret: MeshSecret? = nil, makeStore: (Store.Options) throws -> Store
     ) throws {
         self.topology = topology
         self.links = links
@@ -62,7 +63,10 @@ public final class LoopbackMesh: Sendable {
         for index in 0..<topology.peerCount {
             var peerOptions = options
             peerOptions.name = "peer-\(index)"
-            let store = try makeStore(index)
+            var storeOptions = Store.Options()
+            // A secure peer's store writes under the site its key names, as an agent's does.
+            storeOptions.site = connectors.map { SiteID(peer: $0[index].handshake.identity.peerID) }
+            let store = try makeStore(storeOptions)
             peers.append(Peer(index: index, name: peerOptions.name, store: store, engine: try SyncEngine(store: store, options: peerOptions)))
         }
         self.peers = peers

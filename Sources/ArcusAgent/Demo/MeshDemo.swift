@@ -96,8 +96,8 @@ public struct MeshDemo: Sendable {
             if level != .info { progress("\(level.rawValue): \(message)") }
         }
         let secret = options.secure ? MeshSecret.random().secret : nil
-        let mesh = try LoopbackMesh(topology: topology, links: options.transport.links(options.link), options: engineOptions, secret: secret) { _ in
-            try Store(inMemory: Store.Options())
+        let mesh = try LoopbackMesh(topology: topology, links: options.transport.links(options.link), options: engineOptions, secret: secret) { storeOptions in
+            try Store(inMemory: storeOptions)
         }
         defer { mesh.stop() }
         var figures = Figures()

@@ -4,7 +4,8 @@ extension Doctor {
     /// Whether the relay in `--cloud` answers, with these credentials, and offers JetStream
     /// (store-and-forward). It connects and disconnects; it creates nothing on the relay.
     func cloud() -> DoctorCheck {
-        let urls = configuration.cloud.urls
+        // Never the URLs as given: they may carry a user and password, or a token.
+        let urls = configuration.cloud.urls.map(NATSConnection.withoutCredentials)
         guard !urls.isEmpty else {
             return DoctorCheck(area: "cloud", name: "relay", status: .failure, detail: "no relay is configured",
                                fix: "give --cloud nats://HOST:PORT (or \"cloud\" in the configuration file)")

@@ -65,7 +65,7 @@ public struct Doctor: Sendable {
             return DoctorCheck(
                 area: "mesh", name: "credential", status: networked ? .failure : .warning,
                 detail: "no mesh credential: every link is refused",
-                fix: "head -c 32 /dev/urandom > secret && chmod 600 secret (the same file on every device), then {\"mesh_secret_file\": \"secret\"} in --config; "
+                fix: "arcus mesh secret secret (32 random bytes, mode 0600; the same file on every device), then {\"mesh_secret_file\": \"secret\"} in --config; "
                     + "or a certificate: certificate_file and authority_file (arcus help mesh)"
             )
         }
@@ -83,13 +83,30 @@ public struct Doctor: Sendable {
             switch try MeshCredentialFiles.load(configuration, for: identity ?? PeerIdentity()) {
             case .certificate(let certificate, _)?:
                 let expiry = certificate.expiresAt.map { "until \($0.formatted(.iso8601))" } ?? "without expiry"
+                let role = certificate.permissions.relay ? "a relay" : "not a relay: its peers take only its own writes from it"
+                let detail = "a certificate for \(certificate.name) (this agent), \(expiry), \(role), verified by the authority"
+                if let expiresAt = certificate.expiresAt, expiresAt.timeIntervalSinceNow < 30 * 86_400 {
+                    return DoctorCheck(area: "mesh", name: "credential", status: .warning, detail: detail + "; it expires within 30 days",
+                                       fix: "issue a new one with `arcus mesh issue` and replace \(configuration.certificateFile ?? "certificate_file")")
+                }
+                if configuration.role == .hub && !certificate.permissions.relay {
+                    return DoctorCheck(area: "mesh", name: "credential", status: .warning,
+                                       detail: detail + "; a hub passes on everyone's writes, and its peers refuse them from a peer that is not a relay",
+                                       fix: "issue its certificate with `arcus mesh issue --relay`")
+                }
+                return DoctorCheck(area: "mesh", name: "credential", status: .ok, detail: detail)
+            case .sharedSecret(let secret)?:
                 return DoctorCheck(area: "mesh", name: "credential", status: .ok,
-                                   detail: "a certificate for \(certificate.name) (this agent), \(expiry), verified by the authority")
-            default:
-                return DoctorCheck(area: "mesh", name: "credential", status: .ok, detail: "a shared secret, readable only by its owner")
+                                   detail: "a shared secret, readable only by its owner, \(secret.strength); mesh id \(MeshCredential.sharedSecret(secret).meshHash)")
+            case nil:
+                // Not reached: a configuration naming no credential was answered above.
+                return DoctorCheck(area: "mesh", name: "credential", status: .warning, detail: "no mesh credential: every link is refused")
             }
         } catch {
-            let fix = configuration.meshSecretFile.map { "chmod 600 \($0), owned by the agent's user, holding 16 to 1024 bytes" }
+            let fix = configuration.meshSecretFile.map {
+                "a secret from `arcus mesh secret FILE` (32 random bytes; the same file on every device), mode 0600 and owned by the agent's user: "
+                    + "chmod 600 \($0) if only its mode is wrong"
+            }
                 ?? "a certificate issued for this agent's key by the authority whose authority.pub is given, not expired"
             return DoctorCheck(area: "mesh", name: "credential", status: .failure, detail: error.message, fix: fix)
         }

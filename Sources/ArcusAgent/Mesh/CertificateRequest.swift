@@ -18,35 +18,42 @@ public struct CertificateRequest {
     /// Collection names, or "*" for all; empty for none.
     public var read: [String]
     public var write: [String]
-    /// Days until the certificate expires; nil for never.
-    public var days: Int?
+    /// Whether the peer may relay: pass on other writers' changes, which its peers then take on
+    /// its word (hubs, gateways, the devices a multi-hop mesh routes through).
+    public var relay: Bool
+    /// Days until the certificate expires.
+    public var days: Int
     public var output: String
 
     public init(
-        authority: AuthorityDirectory, peerName: String, publicKey: PublicKeySource, read: [String], write: [String], days: Int?,
-        output: String
+        authority: AuthorityDirectory, peerName: String, publicKey: PublicKeySource, read: [String], write: [String], relay: Bool = false,
+        days: Int = Self.defaultDays, output: String
     ) {
         self.authority = authority
         self.peerName = peerName
         self.publicKey = publicKey
         self.read = read
         self.write = write
+        self.relay = relay
         self.days = days
         self.output = output
     }
 
-    /// Longest validity accepted: a century is already forever for a device.
-    static let maximumDays = 36_500
+    /// A year: a device in the field is renewed once a year, and a certificate stolen with it
+    /// lapses within a year even if no one revokes it (`arcus mesh revoke` is faster).
+    public static let defaultDays = 365
+    /// Longest validity accepted: ten years.
+    static let maximumDays = 3_650
 
     /// Signs the certificate and writes it (its binary encoding) to `output`; returns a JSON line
     /// describing it. Bad input is a `CommandError` with exit status 2 that says what to change.
     public func issue(now: Date = Date()) throws -> String {
         let key = try peerPublicKey()
-        if let days, !(1...Self.maximumDays).contains(days) {
+        guard (1...Self.maximumDays).contains(days) else {
             throw CommandError("--days must be between 1 and \(Self.maximumDays); got \(days)", exitStatus: 2)
         }
-        let permissions = CollectionPermissions(read: CollectionSet(read), write: CollectionSet(write))
-        let expiresAt = days.map { now.addingTimeInterval(Double($0) * 86_400) }
+        let permissions = CollectionPermissions(read: CollectionSet(read), write: CollectionSet(write), relay: relay)
+        let expiresAt = now.addingTimeInterval(Double(days) * 86_400)
         let certificate: PeerCertificate
         do {
             certificate = try authority.loadAuthority().issue(to: key, name: peerName, permissions: permissions, expiresAt: expiresAt)
@@ -61,7 +68,7 @@ public struct CertificateRequest {
         let expiry = certificate.expiresAt.map { jsonString($0.formatted(.iso8601)) } ?? "null"
         return """
             {"peer": \(jsonString(certificate.name)), "peer_id": "\(certificate.peerID)", \
-            "read": \(jsonList(permissions.read.names)), "write": \(jsonList(permissions.write.names)), \
+            "read": \(jsonList(permissions.read.names)), "write": \(jsonList(permissions.write.names)), "relay": \(relay), \
             "expires": \(expiry), "certificate": \(jsonString(output)), "bytes": \(certificate.encoded.count)}
             """
     }

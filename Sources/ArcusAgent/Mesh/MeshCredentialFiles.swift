@@ -24,10 +24,12 @@ enum MeshCredentialFiles {
         }
     }
 
+    /// The secret in the file at `path`: owner-only, and strong enough (`MeshSecret`), or a
+    /// `CommandError` that says how to make one (`arcus mesh secret`).
     static func sharedSecret(_ path: String) throws(CommandError) -> MeshSecret {
         do {
             guard let bytes = try SecretFile.read(at: path, maximumBytes: MeshSecret.maximumBytes) else {
-                throw CommandError("the mesh secret file \(path) does not exist", exitStatus: 2)
+                throw CommandError("the mesh secret file \(path) does not exist; make one with `arcus mesh secret \(path)`", exitStatus: 2)
             }
             return try MeshSecret(bytes: bytes)
         } catch let error as CommandError {

@@ -7,7 +7,7 @@ extension SyncPermissions {
     /// What a certificate (or the shared secret: everything) lets a mesh peer do, as the sync
     /// engine enforces it. "*" means every collection in both.
     public init(_ permissions: CollectionPermissions) {
-        self.init(read: permissions.read, write: permissions.write)
+        self.init(read: permissions.read, write: permissions.write, relay: permissions.relay)
     }
 }
 
@@ -16,23 +16,26 @@ extension SyncPermissions {
 ///
 /// For each link: the Noise handshake (identity and credential), then a sync session over the
 /// `SecureLink` whose permissions are the authenticated peer's (`SyncPermissions(_:)`), and
-/// whose sync hello must name the site id bound to that peer (`SyncPeerBindings`,
+/// whose sync hello must name the site the peer's key names (`SiteID(peer:)`,
 /// `AuthenticatedSyncChannel`). A peer that fails the handshake gets no link and no session.
 public struct SecureConnector: Sendable {
     public let handshake: MeshHandshake
-    public let bindings: SyncPeerBindings
     /// The sync hellos peers sent, so that resumed links need not carry them again.
     public let hellos = SyncHelloMemory()
     /// The codec contexts of the last session with each peer, for resumed links to go on from.
     public let codecs = SyncCodecMemory()
 
-    public init(handshake: MeshHandshake, bindings: SyncPeerBindings = SyncPeerBindings()) {
+    /// In a certificate mesh, where the certificates of the peers this side authenticates go, so
+    /// that it can check their writes when others relay them, and pass the certificates on.
+    public let origins: MeshOrigins?
+
+    public init(handshake: MeshHandshake, origins: MeshOrigins? = nil) {
         self.handshake = handshake
-        self.bindings = bindings
+        self.origins = origins
     }
 
-    public init(identity: PeerIdentity, credential: MeshCredential, bindings: SyncPeerBindings = SyncPeerBindings()) {
-        self.init(handshake: MeshHandshake(identity: identity, credential: credential), bindings: bindings)
+    public init(identity: PeerIdentity, credential: MeshCredential, origins: MeshOrigins? = nil) {
+        self.init(handshake: MeshHandshake(identity: identity, credential: credential), origins: origins)
     }
 
     /// A sync session running over one secured link.
@@ -75,13 +78,16 @@ public struct SecureConnector: Sendable {
     /// Runs the handshake on `link` for a sync session of `engine`: resumed when this side dials
     /// (`peer` named) a peer it holds a ticket for, with hints that let both sides leave out the
     /// sync hellos the other holds and go on with the codec contexts both hold (`SyncResumptionHint`).
-    public func secure(_ link: any Link, as role: HandshakeRole, peer: PeerID? = nil, for engine: SyncEngine) async throws -> SecuredLink {
+    /// `timeout` replaces the handshake's own for this link.
+    public func secure(
+        _ link: any Link, as role: HandshakeRole, peer: PeerID? = nil, for engine: SyncEngine, timeout: Duration? = nil
+    ) async throws -> SecuredLink {
         let (hellos, codecs) = (self.hellos, self.codecs)
         var encoder = FrameEncoder()
         let ownHello = encoder.encode(.hello(engine.hello))
         // The hint is asked for once at most, during the handshake; what it advertised goes with the link.
         let advertised = AdvertisedCodecs()
-        let secure = try await handshake.secure(link, as: role, peer: peer, hint: { peer in
+        let secure = try await handshake.secure(link, as: role, peer: peer, timeout: timeout, hint: { peer in
             let codec = codecs.advertise(for: peer)
             advertised.value.withLock { $0 = codec.pinned }
             return SyncResumptionHint(hello: hellos.tags(for: peer, ownHello: ownHello), codec: codec.tags).bytes
@@ -99,9 +105,10 @@ public struct SecureConnector: Sendable {
     /// session ends, its codec contexts are kept for the next one with the same peer.
     public func connect(_ secured: SecuredLink, to engine: SyncEngine, pulling: Bool = true) -> Connection {
         let secure = secured.link
+        if let certificate = secure.peer.certificate { origins?.admit(certificate) }
         let frames = LinkSyncChannel(secure)
         let channel = AuthenticatedSyncChannel(
-            frames, peer: secure.peer, bindings: bindings, hellos: hellos, resumption: secure.resumption
+            frames, peer: secure.peer, hellos: hellos, resumption: secure.resumption
         )
         var continuation = CodecContinuation()
         if let advertised = secured.advertised, let (ours, theirs) = SyncResumptionHint.of(secure.resumption) {
@@ -129,7 +136,8 @@ public struct SecureConnector: Sendable {
         _ conversation: PeerConversation, authenticatedAs peer: AuthenticatedPeer, to engine: SyncEngine, pulling: Bool = true
     ) -> SyncSession {
         precondition(conversation.peer == peer.peerID, "the mesh session is with \(conversation.peer), not with \(peer)")
-        let channel = AuthenticatedSyncChannel(PeerSessionSyncChannel(conversation), peer: peer, bindings: bindings, hellos: hellos)
+        if let certificate = peer.certificate { origins?.admit(certificate) }
+        let channel = AuthenticatedSyncChannel(PeerSessionSyncChannel(conversation), peer: peer, hellos: hellos)
         return engine.connect(channel, pulling: pulling, permissions: SyncPermissions(peer.permissions))
     }
 }

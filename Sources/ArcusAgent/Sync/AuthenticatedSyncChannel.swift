@@ -1,3 +1,4 @@
+import ArcusCRDT
 import ArcusCodec
 import ArcusMesh
 import ArcusSync
@@ -5,8 +6,8 @@ import Synchronization
 
 /// A `SyncChannel` to a peer the mesh handshake authenticated: it reads the peer's first frame
 /// (its sync hello) before the sync engine does, and closes the channel without handing it on
-/// unless the hello's peer id is the one `bindings` hold for the authenticated peer (or binds
-/// it, the first time; see `SyncPeerBindings`). The engine sends nothing but its own hello
+/// unless the hello's peer id is the site the authenticated peer's key names (`SiteID(peer:)`):
+/// a peer writes under its own site and no other. The engine sends nothing but its own hello
 /// before it has the peer's, so a refused peer gets nothing of the store. Frames are passed on
 /// as the engine takes them, so the channel's backpressure is kept.
 ///
@@ -27,14 +28,14 @@ public final class AuthenticatedSyncChannel: SyncChannel {
 
     /// `resumption` holds the hints of a resumed link (`SecureLink.resumption`).
     public init(
-        _ channel: any SyncChannel, peer: AuthenticatedPeer, bindings: SyncPeerBindings, hellos: SyncHelloMemory = SyncHelloMemory(),
+        _ channel: any SyncChannel, peer: AuthenticatedPeer, hellos: SyncHelloMemory = SyncHelloMemory(),
         resumption: ResumptionHints? = nil
     ) {
         self.channel = channel
         self.peer = peer
         let elision = HelloElision(resumption)
         ownHelloHeldByPeer = Mutex(elision.ownHelloHeldByPeer)
-        let gate = HelloGate(channel: channel, peer: peer, bindings: bindings, hellos: hellos, standIn: elision.peerHelloHeldHere)
+        let gate = HelloGate(channel: channel, peer: peer, hellos: hellos, standIn: elision.peerHelloHeldHere)
         self.gate = gate
         incoming = AsyncStream(unfolding: { await gate.next() })
     }
@@ -67,17 +68,15 @@ private final class HelloGate: @unchecked Sendable {
     private var checked = false
     private let channel: any SyncChannel
     private let peer: AuthenticatedPeer
-    private let bindings: SyncPeerBindings
     private let hellos: SyncHelloMemory
     /// The checksum of the held hello that stands in for the peer's, which it leaves out.
     private let standIn: [UInt8]?
     private let refused = Mutex<String?>(nil)
 
-    init(channel: any SyncChannel, peer: AuthenticatedPeer, bindings: SyncPeerBindings, hellos: SyncHelloMemory, standIn: [UInt8]?) {
+    init(channel: any SyncChannel, peer: AuthenticatedPeer, hellos: SyncHelloMemory, standIn: [UInt8]?) {
         frames = channel.incoming.makeAsyncIterator()
         self.channel = channel
         self.peer = peer
-        self.bindings = bindings
         self.hellos = hellos
         self.standIn = standIn
     }
@@ -106,8 +105,13 @@ private final class HelloGate: @unchecked Sendable {
         do {
             var decoder = FrameDecoder()
             if case .hello(let hello)? = try decoder.decode(frame) {
-                reason = bindings.bind(hello.peerID, to: peer.peerID)
-                if reason == nil { hellos.remember(frame, of: peer.peerID) }
+                let site = SiteID(peer: peer.peerID)
+                if SiteID(peerID: hello.peerID) == site {
+                    reason = nil
+                    hellos.remember(frame, of: peer.peerID)
+                } else {
+                    reason = "\(peer) sent a sync hello as \(Hex.encode(hello.peerID)), but its key names site \(site)"
+                }
             } else {
                 reason = "\(peer) did not start with a sync hello"
             }

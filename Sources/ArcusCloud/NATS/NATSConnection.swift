@@ -299,13 +299,16 @@ public final class NATSConnection: Sendable {
         }
     }
 
-    /// `nats://user:secret@host` → `nats://host`, so that errors and logs carry no secrets.
-    static func withoutCredentials(_ url: String) -> String {
+    /// `nats://user:secret@host` → `nats://host` (and `nats://token@host` likewise), so that
+    /// errors, logs and reports carry no secrets. Text that is not quite a URL loses everything
+    /// up to its last `@` too: it is shown when it failed to parse, and may still hold a password.
+    public static func withoutCredentials(_ url: String) -> String {
         let characters = Array(url)
-        guard let colon = characters.firstIndex(of: ":"), characters[colon...].starts(with: "://"),
-            let at = characters.lastIndex(of: "@"), at > colon
-        else { return url }
-        return String(characters[..<(colon + 3)]) + String(characters[(at + 1)...])
+        guard let at = characters.lastIndex(of: "@") else { return url }
+        if let colon = characters.firstIndex(of: ":"), characters[colon...].starts(with: "://"), at > colon {
+            return String(characters[..<(colon + 3)]) + String(characters[(at + 1)...])
+        }
+        return String(characters[(at + 1)...])
     }
 }
 

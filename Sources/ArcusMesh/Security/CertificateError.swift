@@ -16,13 +16,16 @@ public enum CertificateError: Error, Sendable, Equatable, CustomStringConvertibl
     case invalidField(String)
     /// The certificate names another key than the one the peer proved it holds.
     case notForThisPeer(peer: String)
+    /// The mesh authority revoked the peer (`RevocationList`).
+    case revoked(peer: String)
 
     public var description: String {
         switch self {
         case .malformed(let why):
             return "the certificate is malformed: \(why)"
         case .unsupportedVersion(let version):
-            return "the certificate has format version \(version); this build reads version \(PeerCertificate.version)"
+            return "the certificate has format version \(version); this build reads versions "
+                + "\(PeerCertificate.readableVersions.lowerBound) to \(PeerCertificate.readableVersions.upperBound)"
         case .notSignedByAuthority(let peer):
             return "the certificate of \"\(peer)\" is not signed by this mesh's authority (another mesh, or altered); "
                 + "issue it again with `arcus mesh issue --authority DIR`"
@@ -32,6 +35,8 @@ public enum CertificateError: Error, Sendable, Equatable, CustomStringConvertibl
             return "cannot issue the certificate: \(why)"
         case .notForThisPeer(let peer):
             return "the certificate of \"\(peer)\" was issued for another key than the one this peer holds"
+        case .revoked(let peer):
+            return "\"\(peer)\" was revoked by the mesh authority (`arcus mesh revoke`); it needs a new identity and certificate to rejoin"
         }
     }
 }

@@ -63,6 +63,8 @@ public struct MeshHandshake: Sendable {
     public let tickets: ResumptionTickets
     /// The time that certificates' expiry is checked against.
     public var now: @Sendable () -> Date
+    /// The peers the mesh authority revoked: refused, with their certificates and their tickets.
+    public var revocations: MeshRevocations?
 
     public init(
         identity: PeerIdentity, credential: MeshCredential, timeout: Duration = Self.defaultTimeout,
@@ -80,10 +82,12 @@ public struct MeshHandshake: Sendable {
 
     /// Runs the handshake on `link`, which neither side may have used yet, and returns the secure
     /// link that replaces it. An initiator that names the `peer` it dialled resumes with its
-    /// ticket for that peer when it holds one. Throws `HandshakeError` (or `CancellationError` if
-    /// the task is cancelled) after closing the link.
+    /// ticket for that peer when it holds one. `timeout`, when given, replaces `self.timeout` for
+    /// this link (an accepted link gets what its `PendingHandshake` has left). Throws
+    /// `HandshakeError` (or `CancellationError` if the task is cancelled) after closing the link.
     public func secure(
-        _ link: any Link, as role: HandshakeRole, peer: PeerID? = nil, hint: @escaping @Sendable (PeerID) -> [UInt8] = { _ in [] }
+        _ link: any Link, as role: HandshakeRole, peer: PeerID? = nil, timeout: Duration? = nil,
+        hint: @escaping @Sendable (PeerID) -> [UInt8] = { _ in [] }
     ) async throws -> SecureLink {
         guard link.mtu >= Self.minimumMTU else {
             link.close()
@@ -93,14 +97,14 @@ public struct MeshHandshake: Sendable {
             link.close()
             throw HandshakeError.certificateNotForThisIdentity
         }
-        let timeout = self.timeout
+        let timeout = timeout ?? self.timeout
         do {
             return try await withThrowingTaskGroup(of: SecureLink?.self) { group in
                 group.addTask {
                     var exchange = HandshakeExchange(handshake: self, link: link, hint: hint)
                     switch role {
                     case .initiator:
-                        if let peer, let ticket = tickets.take(for: peer, at: now()),
+                        if let peer, let ticket = tickets.take(for: peer, at: now()), revocations?.revokes(peer) != true,
                            let resumed = try await exchange.resume(with: ticket) {
                             return resumed
                         }
@@ -127,13 +131,12 @@ public struct MeshHandshake: Sendable {
     }
 }
 
-/// One run of the handshake on one link: the Noise state and the steps of both roles.
+/// One run of the handshake on one link: the steps of both roles around the Noise handshake
+/// state, which does the Noise part (`NoiseHandshakeState`, shared with the test-vector runner).
 private struct HandshakeExchange {
     let handshake: MeshHandshake
     let link: any Link
     let inbound: InboundFrames
-    var state: NoiseSymmetricState
-    let ephemeral = Curve25519.KeyAgreement.PrivateKey()
     /// What this side tells a peer it resumes with, cut to `maximumHintSize`.
     let hint: @Sendable (PeerID) -> [UInt8]
 
@@ -142,10 +145,6 @@ private struct HandshakeExchange {
         self.link = link
         self.hint = { Array(hint($0).prefix(MeshHandshake.maximumHintSize)) }
         inbound = InboundFrames(link: link)
-        switch handshake.credential {
-        case .sharedSecret: state = NoiseSymmetricState(protocolName: "Noise_XXpsk0_25519_ChaChaPoly_SHA256")
-        case .certificate: state = NoiseSymmetricState(protocolName: "Noise_XX_25519_ChaChaPoly_SHA256")
-        }
     }
 
     private var header: [UInt8] { header(resuming: false) }
@@ -158,26 +157,15 @@ private struct HandshakeExchange {
 
     mutating func initiate() async throws -> SecureLink {
         // → version, mode, e [psk tag]
-        beginTranscript()
-        var first = header + Array(ephemeral.publicKey.rawRepresentation)
-        mixEphemeral(ephemeral.publicKey)
-        first += try encrypt([])
-        try await send(first, step: "sending the first message")
+        var state = noiseState(as: .initiator)
+        try await send(header + (try write(&state, payload: [])), step: "sending the first message")
 
         // ← e, ee, s, es, {proof}
-        var reader = ByteReader(try await receive(step: "waiting for the responder's keys"))
-        let remoteEphemeral = try readPublicKey(&reader, what: "the responder's ephemeral key")
-        mixEphemeral(remoteEphemeral)
-        state.mixKey(try agree(ephemeral, remoteEphemeral))
-        let remoteStatic = try decryptPublicKey(&reader, what: "the responder's static key")
-        state.mixKey(try agree(ephemeral, remoteStatic))
-        let peer = try authenticate(proof: try decrypt(rest(of: reader), what: "the responder's proof"), remoteStatic: remoteStatic)
+        let proof = try read(&state, try await receive(step: "waiting for the responder's keys"), proof: "the responder's proof")
+        let peer = try authenticate(proof: proof, remoteStatic: try remoteStatic(of: state))
 
         // → s, se, {proof}
-        var third = try encrypt(Array(handshake.identity.agreementKey.publicKey.rawRepresentation))
-        state.mixKey(try agree(handshake.identity.agreementKey, remoteEphemeral))
-        third += try encrypt(proof)
-        try await send(third, step: "sending this peer's proof")
+        try await send(try write(&state, payload: self.proof), step: "sending this peer's proof")
 
         // ← the confirmation, the responder's first session frame
         let (sending, receiving) = state.split()
@@ -189,7 +177,7 @@ private struct HandshakeExchange {
             throw HandshakeError.malformedMessage("the responder's confirmation did not authenticate")
         }
         await inbound.startSession(receivingWith: confirmed)
-        keepTicket(for: peer)
+        keepTicket(for: peer, after: state)
         return SecureLink(link: link, peer: peer, inbound: inbound, sending: sending)
     }
 
@@ -226,43 +214,34 @@ private struct HandshakeExchange {
             resuming = try readHeader(&reader)
             guard !resuming else { throw HandshakeError.malformedMessage("a second resumption on one link") }
         }
-        beginTranscript()
-        let remoteEphemeral = try readPublicKey(&reader, what: "the initiator's ephemeral key")
-        mixEphemeral(remoteEphemeral)
-        guard try decrypt(rest(of: reader), what: "the initiator's first message").isEmpty else {
+        var state = noiseState(as: .responder)
+        guard try read(&state, rest(of: reader), proof: "the initiator's first message").isEmpty else {
             throw HandshakeError.malformedMessage("the first message carries an unexpected payload")
         }
 
         // ← e, ee, s, es, {proof}
-        var second = Array(ephemeral.publicKey.rawRepresentation)
-        mixEphemeral(ephemeral.publicKey)
-        state.mixKey(try agree(ephemeral, remoteEphemeral))
-        second += try encrypt(Array(handshake.identity.agreementKey.publicKey.rawRepresentation))
-        state.mixKey(try agree(handshake.identity.agreementKey, remoteEphemeral))
-        second += try encrypt(proof)
-        try await send(second, step: "sending this peer's keys")
+        try await send(try write(&state, payload: proof), step: "sending this peer's keys")
 
         // → s, se, {proof}
-        reader = ByteReader(try await receive(step: "waiting for the initiator's proof"))
-        let remoteStatic = try decryptPublicKey(&reader, what: "the initiator's static key")
-        state.mixKey(try agree(ephemeral, remoteStatic))
-        let peer = try authenticate(proof: try decrypt(rest(of: reader), what: "the initiator's proof"), remoteStatic: remoteStatic)
+        let theirProof = try read(&state, try await receive(step: "waiting for the initiator's proof"), proof: "the initiator's proof")
+        let peer = try authenticate(proof: theirProof, remoteStatic: try remoteStatic(of: state))
 
         // ← the confirmation
-        let (receiving, sending) = state.split()
+        let (sending, receiving) = state.split()
         guard let confirmation = sending.seal([]) else { throw HandshakeError.malformedMessage("the session keys are spent") }
         var confirmed = sending
         confirmed.advance()
         try await send(frame: confirmation, step: "confirming the session")
         await inbound.startSession(receivingWith: receiving)
-        keepTicket(for: peer)
+        keepTicket(for: peer, after: state)
         return SecureLink(link: link, peer: peer, inbound: inbound, sending: confirmed)
     }
 
     /// Accepts the ticket named `ticketID` if this side holds it; otherwise refuses it (nil),
     /// and the initiator goes on with the full handshake.
     private mutating func resume(ticketID: [UInt8], hint theirs: [UInt8]) async throws -> SecureLink? {
-        guard let ticket = handshake.tickets.take(id: ticketID, at: handshake.now()) else {
+        guard let ticket = handshake.tickets.take(id: ticketID, at: handshake.now()),
+              handshake.revocations?.revokes(ticket.peer.peerID) != true else {
             try await send(frame: MeshHandshake.ticketRefused, step: "refusing a ticket")
             return nil
         }
@@ -280,7 +259,7 @@ private struct HandshakeExchange {
     }
 
     /// Starts a ticket chain with `peer` once a full handshake has succeeded.
-    private func keepTicket(for peer: AuthenticatedPeer) {
+    private func keepTicket(for peer: AuthenticatedPeer, after state: NoiseHandshakeState) {
         handshake.tickets.store(ResumptionTicket(keyMaterial: state.resumptionKeyMaterial(), peer: peer, at: handshake.now()))
     }
 
@@ -296,61 +275,6 @@ private struct HandshakeExchange {
         return modeByte & MeshHandshake.resumeFlag != 0
     }
 
-    // MARK: Noise steps
-
-    /// The prologue: both sides hash the version and mode, so a downgrade is caught.
-    private mutating func beginTranscript() {
-        state.mixHash(Array("arcus mesh handshake".utf8) + header)
-        if case .sharedSecret(let secret) = handshake.credential { state.mixKeyAndHash(secret.presharedKey) }
-    }
-
-    /// The `e` token: with a pre-shared key, the ephemeral key also feeds the chaining key.
-    private mutating func mixEphemeral(_ key: Curve25519.KeyAgreement.PublicKey) {
-        let bytes = Array(key.rawRepresentation)
-        state.mixHash(bytes)
-        if isSharedSecret { state.mixKey(bytes) }
-    }
-
-    private func agree(_ privateKey: Curve25519.KeyAgreement.PrivateKey, _ publicKey: Curve25519.KeyAgreement.PublicKey) throws -> [UInt8] {
-        do {
-            return try privateKey.sharedSecretFromKeyAgreement(with: publicKey).withUnsafeBytes { Array($0) }
-        } catch {
-            // A low-order point gives an all-zero secret, which swift-crypto refuses.
-            throw HandshakeError.malformedMessage("the peer sent a key that gives no shared secret")
-        }
-    }
-
-    private mutating func encrypt(_ plaintext: [UInt8]) throws -> [UInt8] {
-        guard let ciphertext = state.encryptAndHash(plaintext) else { throw HandshakeError.malformedMessage("the handshake keys are spent") }
-        return ciphertext
-    }
-
-    private mutating func decrypt(_ ciphertext: [UInt8], what: String) throws -> [UInt8] {
-        guard let plaintext = state.decryptAndHash(ciphertext) else {
-            // With a shared secret every key depends on it: failing to decrypt means the peer lacks it.
-            if isSharedSecret { throw HandshakeError.membershipNotProven(link: link.description) }
-            throw HandshakeError.malformedMessage("\(what) did not authenticate")
-        }
-        return plaintext
-    }
-
-    private mutating func decryptPublicKey(_ reader: inout ByteReader, what: String) throws -> Curve25519.KeyAgreement.PublicKey {
-        let size = state.encryptedSize(of: 32)
-        guard reader.remaining >= size else { throw HandshakeError.malformedMessage("\(what) is cut short") }
-        let bytes = try decrypt(Array(try reader.readBytes(size)), what: what)
-        guard let key = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: bytes) else {
-            throw HandshakeError.malformedMessage("\(what) is not an X25519 key")
-        }
-        return key
-    }
-
-    private func readPublicKey(_ reader: inout ByteReader, what: String) throws -> Curve25519.KeyAgreement.PublicKey {
-        guard reader.remaining >= 32, let key = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: Array(try reader.readBytes(32))) else {
-            throw HandshakeError.malformedMessage("\(what) is cut short")
-        }
-        return key
-    }
-
     private func readByte(_ reader: inout ByteReader) throws -> UInt8 {
         guard let byte = try? reader.readByte() else { throw HandshakeError.malformedMessage("the first message is cut short") }
         return byte
@@ -358,6 +282,49 @@ private struct HandshakeExchange {
 
     private func rest(of reader: ByteReader) -> [UInt8] {
         Array(reader.bytes[reader.offset..<reader.end])
+    }
+
+    // MARK: Noise
+
+    /// A fresh Noise state with a fresh ephemeral key. The prologue, which both sides hash, holds
+    /// the version and mode, so a downgrade is caught; with a shared secret the pattern is XXpsk0,
+    /// the secret mixed in before the first message.
+    private func noiseState(as role: HandshakeRole) -> NoiseHandshakeState {
+        let presharedKeys: [[UInt8]]
+        if case .sharedSecret(let secret) = handshake.credential { presharedKeys = [secret.presharedKey] } else { presharedKeys = [] }
+        return NoiseHandshakeState(
+            pattern: isSharedSecret ? .xxPSK0 : .xx, role: role, prologue: Array("arcus mesh handshake".utf8) + header,
+            localStatic: handshake.identity.agreementKey, presharedKeys: presharedKeys
+        )
+    }
+
+    private func write(_ state: inout NoiseHandshakeState, payload: [UInt8]) throws -> [UInt8] {
+        do {
+            return try state.writeMessage(payload: payload)
+        } catch {
+            throw HandshakeError.malformedMessage(error.description)
+        }
+    }
+
+    /// The payload of the peer's `message`, which `proof` names in errors.
+    private func read(_ state: inout NoiseHandshakeState, _ message: [UInt8], proof: String) throws -> [UInt8] {
+        do {
+            return try state.readMessage(message)
+        } catch .notAuthentic(let part) {
+            // With a shared secret every key depends on it: failing to decrypt means the peer lacks it.
+            if isSharedSecret { throw HandshakeError.membershipNotProven(link: link.description) }
+            throw HandshakeError.malformedMessage("\(part.kind == .payload ? proof : part.description) did not authenticate")
+        } catch .cutShort(let part) {
+            throw HandshakeError.malformedMessage("\(part.kind == .payload ? proof : part.description) is cut short")
+        } catch {
+            throw HandshakeError.malformedMessage(error.description)
+        }
+    }
+
+    /// The peer's static key, which the state has read once the peer's `s` token has come.
+    private func remoteStatic(of state: NoiseHandshakeState) throws -> Curve25519.KeyAgreement.PublicKey {
+        guard let key = state.remoteStatic else { throw HandshakeError.malformedMessage("the peer's static key is missing") }
+        return key
     }
 
     // MARK: Proofs
@@ -388,6 +355,7 @@ private struct HandshakeExchange {
                 guard certificate.publicKey.agreementKeyBytes.elementsEqual(remoteStatic.rawRepresentation) else {
                     throw CertificateError.notForThisPeer(peer: certificate.name)
                 }
+                if handshake.revocations?.revokes(certificate.peerID) == true { throw CertificateError.revoked(peer: certificate.name) }
                 return AuthenticatedPeer(
                     publicKey: certificate.publicKey, name: certificate.name, permissions: certificate.permissions, certificate: certificate
                 )

@@ -8,15 +8,24 @@ import Foundation
 ///
 /// Encoding (compact, and the bytes the authority signs are exactly the ones sent):
 /// ```
-/// version            1 byte (1)
+/// version            1 byte (2; version 1 had no roles, and reads as having none)
 /// public key         64 bytes (see PeerPublicKey)
 /// name               varint length, UTF-8 (≤ 128 bytes)
 /// read, write        each: varint count (≤ 64), then names as varint length, UTF-8 (≤ 128 bytes); "*" = all
+/// roles              varint: bit 0 relay (version 2 only; other bits must be 0)
 /// expiry             0, or 1 then the Unix time in seconds as 8 bytes (little-endian, signed)
-/// signature          64 bytes: Ed25519 over "arcus mesh certificate v1" ‖ 0 ‖ everything above
+/// signature          64 bytes: Ed25519 over "arcus mesh certificate v<version>" ‖ 0 ‖ everything above
 /// ```
+///
+/// The peer's store writes under the site its public key names (the first 8 bytes of its
+/// `PeerID`), so the certificate also says whose writes are whose: every receiver can check what
+/// a writer may write, whoever passed its writes on.
 public struct PeerCertificate: Sendable, Hashable {
-    public static let version: UInt8 = 1
+    /// The version this build issues; it reads 1 and 2.
+    public static let version: UInt8 = 2
+    static let readableVersions: ClosedRange<UInt8> = 1...2
+    /// Roles a certificate can grant (the `roles` bits).
+    static let relayRole: UInt64 = 1
 
     /// Bounds that keep a certificate small enough for every link and every decoder's memory.
     public enum Limits {
@@ -24,10 +33,13 @@ public struct PeerCertificate: Sendable, Hashable {
         public static let collectionsPerList = 64
         public static let collectionNameBytes = 128
         /// The longest encoding the limits allow.
-        public static let encodedBytes = 1 + 64 + 2 + nameBytes + 2 * (1 + collectionsPerList * (2 + collectionNameBytes)) + 9 + 64
+        public static let encodedBytes = 1 + 64 + 2 + nameBytes + 2 * (1 + collectionsPerList * (2 + collectionNameBytes)) + 1 + 9 + 64
     }
 
-    static let signatureDomain = Array("arcus mesh certificate v1".utf8) + [0]
+    static func signatureDomain(_ version: UInt8) -> [UInt8] { Array("arcus mesh certificate v\(version)".utf8) + [0] }
+
+    /// The format version of this certificate (what its signature covers).
+    public let formatVersion: UInt8
 
     public let publicKey: PeerPublicKey
     public let name: String
@@ -54,9 +66,10 @@ public struct PeerCertificate: Sendable, Hashable {
         self.name = name
         self.permissions = permissions
         self.expiresAt = expiresAt.map { Date(timeIntervalSince1970: $0.timeIntervalSince1970.rounded(.down)) }
+        formatVersion = Self.version
         body = Self.body(publicKey: publicKey, name: name, permissions: permissions, expiresAt: self.expiresAt)
         do {
-            signature = Array(try authority.signature(for: Self.signatureDomain + body))
+            signature = Array(try authority.signature(for: Self.signatureDomain(Self.version) + body))
         } catch {
             throw .invalidField("signing failed: \(error)")
         }
@@ -74,7 +87,8 @@ public struct PeerCertificate: Sendable, Hashable {
         var reader = ByteReader(bytes)
         do {
             let version = try reader.readByte()
-            guard version == Self.version else { throw CertificateError.unsupportedVersion(version) }
+            guard Self.readableVersions.contains(version) else { throw CertificateError.unsupportedVersion(version) }
+            formatVersion = version
             do {
                 publicKey = try PeerPublicKey(bytes: try reader.readBytes(PeerPublicKey.size))
             } catch {
@@ -83,7 +97,13 @@ public struct PeerCertificate: Sendable, Hashable {
             name = try reader.readString(limit: Limits.nameBytes)
             let read = try Self.readCollections(&reader)
             let write = try Self.readCollections(&reader)
-            permissions = CollectionPermissions(read: read, write: write)
+            var relay = false
+            if version >= 2 {
+                let roles = try reader.readVarint()
+                guard roles & ~Self.relayRole == 0 else { throw CertificateError.malformed("unknown roles \(roles)") }
+                relay = roles & Self.relayRole != 0
+            }
+            permissions = CollectionPermissions(read: read, write: write, relay: relay)
             switch try reader.readByte() {
             case 0: expiresAt = nil
             case 1: expiresAt = Date(timeIntervalSince1970: Double(Int64(bitPattern: try reader.readFixed64())))
@@ -101,7 +121,7 @@ public struct PeerCertificate: Sendable, Hashable {
 
     /// Checks that `authority` signed this certificate and that it has not expired at `now`.
     public func verify(authority: AuthorityPublicKey, now: Date = Date()) throws(CertificateError) {
-        guard authority.isValidSignature(signature, for: Self.signatureDomain + body) else {
+        guard authority.isValidSignature(signature, for: Self.signatureDomain(formatVersion) + body) else {
             throw .notSignedByAuthority(peer: name)
         }
         if let expiresAt, expiresAt <= now { throw .expired(peer: name, at: expiresAt) }
@@ -120,6 +140,7 @@ public struct PeerCertificate: Sendable, Hashable {
             writer.writeVarint(names.count)
             for name in names { writer.writeString(name) }
         }
+        writer.writeVarint(permissions.relay ? relayRole : 0)
         if let expiresAt {
             writer.write(1)
             writer.writeFixed64(UInt64(bitPattern: Int64(expiresAt.timeIntervalSince1970)))

@@ -32,6 +32,11 @@ extension Store {
     /// Checks a fully arrived blob against its hash and makes it available; a mismatch
     /// discards what arrived and throws.
     public func completeAttachment(_ token: AttachmentToken) throws {
+        let arrived = attachmentFiles.partialLength(token.hash)
+        guard arrived == token.length else {
+            attachmentFiles.discardPartial(token.hash)
+            throw StoreError.attachment("attachment \(token.hashHex) arrived with \(arrived) bytes, but its token says \(token.length); it was discarded")
+        }
         try attachmentFiles.completePartial(token.hash)
         try writer.write { db in
             try db.execute(sql: "INSERT OR IGNORE INTO attachment (hash, length, created) VALUES (?, ?, ?)",

@@ -38,6 +38,18 @@ extension Store {
         return AttachmentToken(hash: hash, length: length, metadata: metadata)
     }
 
+    /// Names of the files uploads are received into, at the top of the data directory: the
+    /// store makes them private with the rest when it opens (`DataDirectoryAccess`).
+    public static let uploadPrefix = DataDirectoryAccess.uploadPrefix
+
+    /// A new file (mode 0600) in the data directory to receive an upload into before
+    /// `newAttachment(path:)` stores it; the caller removes it. Nil for an in-memory store.
+    public func makeUploadFile() throws -> (url: URL, handle: FileHandle)? {
+        guard let directory else { return nil }
+        let url = directory.appendingPathComponent(Self.uploadPrefix + UUID().uuidString)
+        return (url, try PrivateFiles.createFile(url))
+    }
+
     private func recordAttachment(_ hash: [UInt8], length: Int64) throws {
         try writer.write { db in
             try db.execute(sql: "INSERT OR IGNORE INTO attachment (hash, length, created) VALUES (?, ?, ?)",

@@ -16,9 +16,9 @@ public final class MutableDocument {
     var delta: DocumentState?
     /// The first change refused, thrown by `update` once the closure returns.
     private(set) var refusal: StoreError?
-    private let stamp: () -> Stamp
+    private let stamp: () throws -> Stamp
 
-    init(id: Value, state: DocumentState, stamp: @escaping () -> Stamp) {
+    init(id: Value, state: DocumentState, stamp: @escaping () throws -> Stamp) {
         self.id = id
         self.state = state
         self.stamp = stamp
@@ -34,14 +34,14 @@ public final class MutableDocument {
         if delta == nil { delta = change } else { delta!.join(change) }
     }
 
-    func nextStamp() -> Stamp { stamp() }
+    func nextStamp() throws -> Stamp { try stamp() }
 
     /// Runs `change` only if `check` passes; otherwise remembers why not.
-    func attempt(_ check: () throws -> Void, _ change: () -> DocumentState?) {
+    func attempt(_ check: () throws -> Void, _ change: () throws -> DocumentState?) {
         guard refusal == nil else { return }
         do {
             try check()
-            record(change())
+            record(try change())
         } catch {
             refusal = error as? StoreError ?? .invalidDocument("\(error)")
         }
@@ -62,19 +62,19 @@ public struct MutableField {
     public func set(_ value: Value, as type: FieldType? = nil) {
         let hints = type.map { TypeHints(fields: [path: $0]) } ?? .objectsAreMaps
         document.attempt({ try DocumentValidation.check(value, at: path) }) {
-            document.state.set(path, to: value, at: document.nextStamp(), hints: hints)
+            document.state.set(path, to: value, at: try document.nextStamp(), hints: hints)
         }
     }
 
     public func set(_ token: AttachmentToken) {
         document.attempt({ try DocumentValidation.checkPath(path) }) {
-            document.state.setAttachment(path, to: token, at: document.nextStamp())
+            document.state.setAttachment(path, to: token, at: try document.nextStamp())
         }
     }
 
     public func remove() {
         document.attempt({ try DocumentValidation.checkPath(path) }) {
-            document.state.unset(path, at: document.nextStamp())
+            document.state.unset(path, at: try document.nextStamp())
         }
     }
 
@@ -88,7 +88,7 @@ public struct MutableField {
     @discardableResult
     public func replaceWithCounter() -> MutableCounter {
         document.attempt({ try DocumentValidation.checkPath(path) }) {
-            document.state.replaceWithCounter(path, at: document.nextStamp())
+            document.state.replaceWithCounter(path, at: try document.nextStamp())
         }
         return MutableCounter(field: self)
     }
@@ -109,7 +109,7 @@ public struct MutableCounter {
                 throw StoreError.invalidDocument("cannot increment \(field.path) by \(d); use a finite number")
             }
         }) {
-            document.state.increment(field.path, by: amount, at: document.nextStamp())
+            document.state.increment(field.path, by: amount, at: try document.nextStamp())
         }
     }
 
@@ -123,7 +123,7 @@ extension WriteTransaction {
         let state = try load(row) ?? DocumentState()
         let wasLive = state.isLive, hadAttachments = !state.attachments.isEmpty
         let store = self.store
-        let document = MutableDocument(id: key.id, state: state, stamp: { store.stamp() })
+        let document = MutableDocument(id: key.id, state: state, stamp: { try store.stamp() })
         try body(document)
         if let refusal = document.refusal { throw refusal }
         guard let delta = document.delta else { return false }

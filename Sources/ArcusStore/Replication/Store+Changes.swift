@@ -31,7 +31,9 @@ extension Store {
 
     /// Joins a batch received from a peer, in one transaction: observers see the merged
     /// documents like local writes. A batch that `covers` a version vector (the last one of a
-    /// whole-store exchange) raises this store's vector to it. Returns what changed.
+    /// whole-store exchange) raises this store's vector to it — except for sites with events
+    /// stamped beyond `latestAdmissibleTime`, which are refused (see `WriteTransaction.merge`).
+    /// Returns what changed.
     @discardableResult
     public func merge(_ batch: DeltaBatch) throws -> [WriteTransaction.Result] {
         try write { tx in
@@ -45,6 +47,12 @@ extension WriteTransaction {
     /// Joins a delta from another replica into the document. Returns whether anything changed.
     /// The delta is checked first (nesting), since it may come from the network.
     ///
+    /// Events stamped beyond `latestAdmissibleTime` are refused: they would win every
+    /// last-writer-wins comparison, and the clock would stamp every later local write after them,
+    /// until the real time caught up. The rest of the delta is merged
+    /// (`DocumentState.admitting`), claiming nothing it refused, and only its times reach the
+    /// clock. (Sync admits batches itself before they get here; this is the store's own guard.)
+    ///
     /// Its events do not enter the store's version vector: a vector says "every event of this
     /// site up to here", and one document of a batch proves nothing about the others. Only a
     /// complete batch's `covers` (and local writes) advance it, so an exchange cut short leaves
@@ -52,14 +60,24 @@ extension WriteTransaction {
     @discardableResult
     public func merge(_ delta: DocumentDelta) throws -> Bool {
         try DocumentValidation.check(delta: delta.state, key: delta.key)
+        let latest = latestAdmissibleTime
+        var incoming = delta.state
+        let admission = incoming.admitting(sites: { _ in true }, through: latest)
+        if !admission.isWhole {
+            incoming = admission.admitted
+            documentsRefusedForTime += 1
+            sitesRefusedForTime.formUnion(admission.refused.elements.map(\.site))
+            // Sites claimed beyond the bound with no refused cell in this delta are refused too.
+            for element in delta.state.version.elements where element.time > latest { sitesRefusedForTime.insert(element.site) }
+        }
         let row = DocumentRows.RowID(delta.key)
         var state = try load(row) ?? DocumentState()
         let before = state
         let wasLive = state.isLive, hadAttachments = !state.attachments.isEmpty
-        state.join(delta.state)
+        state.join(incoming)
         guard state != before else { return false }
-        store.observe(delta.state.eventVersion.maxTime)
-        try save(row, state: state, delta: delta.state, wasLive: wasLive, hadAttachments: hadAttachments, local: false)
+        store.observe(incoming.eventVersion.maxTime, through: latest)
+        try save(row, state: state, delta: incoming, wasLive: wasLive, hadAttachments: hadAttachments, local: false)
         return true
     }
 
@@ -83,9 +101,15 @@ extension WriteTransaction {
         try mutate(key, mutation)
     }
 
-    /// Records that the store has seen every event in `version` (a peer's complete batch).
+    /// Records that the store has seen every event in `version` (a peer's complete batch): of
+    /// the sites this transaction refused no event of for its time, up to `latestAdmissibleTime`.
     func observe(_ version: VersionVector) {
-        versionAdded.formUnion(version)
-        store.observe(version.maxTime)
+        let latest = latestAdmissibleTime
+        var vouched = VersionVector()
+        for element in version.elements where element.time <= latest && !sitesRefusedForTime.contains(element.site) {
+            vouched.observe(Stamp(time: element.time, site: element.site))
+        }
+        versionAdded.formUnion(vouched)
+        store.observe(vouched.maxTime, through: latest)
     }
 }

@@ -39,6 +39,13 @@ enum SiteVersions {
                        arguments: [sequence])
     }
 
+    /// Replaces the table by `version`, complete up to change-log position `sequence`: for a
+    /// vector that must go down (recovering from a poisoned clock), which `checkpoint` never does.
+    static func replace(_ version: VersionVector, through sequence: Int64, _ db: Database) throws {
+        try db.execute(sql: "DELETE FROM site_version")
+        try checkpoint(version, through: sequence, db)
+    }
+
     /// The change-log position the table is complete up to; nil for a new store, or one that
     /// wrote the table on every commit (before checkpoints), whose table is complete.
     static func checkpointSequence(_ db: Database) throws -> Int64? {

@@ -30,6 +30,14 @@ public final class Store: Sendable {
     let attachmentFiles: AttachmentFiles
     /// This device's wall clock (`Options.physicalClock`).
     let physicalClock: HybridLogicalClock.PhysicalClock
+    /// What opening the store tightened to make its data directory private ("the data directory
+    /// 755 → 700", "store.sqlite 644 → 600", …); empty when it already was, and in memory.
+    public let accessChanges: [String]
+    /// The highest reading of it kept (see `WallClockMark`).
+    let wallClockMark: Mutex<WallClockMark>
+    /// `Options.clockSkewAllowance`.
+    let clockSkewAllowance: Duration
+    private let clockRecovery = Mutex<ClockPoisoningRecovery?>(nil)
     /// Used by writes only, so uncontended: one writer at a time.
     let stateEncoder = Mutex(StateEncoder())
 
@@ -44,20 +52,22 @@ public final class Store: Sendable {
         /// that every peer can tell whose writes are whose from the writer's credential; a store
         /// made before that takes the new site for its later writes (its earlier ones keep theirs).
         public var site: SiteID? = nil
+        /// How far ahead of this device's clock a remote event may be stamped and still be
+        /// merged (see `latestAdmissibleTime`); default a week (`defaultClockSkewAllowance`).
+        public var clockSkewAllowance: Duration = Store.defaultClockSkewAllowance
 
         public enum Synchronous: String, Sendable { case normal = "NORMAL", full = "FULL" }
 
         public init() {}
     }
 
-    /// Opens (creating if needed) the store in `directory`.
+    /// Opens (creating if needed) the store in `directory`. The directory is made private to
+    /// the user running this (0700, its files 0600; see `DataDirectoryAccess`), whatever the
+    /// umask; `accessChanges` says what was tightened in a directory an earlier version made.
     public convenience init(directory: URL, options: Options = Options()) throws {
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw StoreError.cannotOpen(path: directory.path, reason: "\(error.localizedDescription)")
-        }
+        let access = try DataDirectoryAccess(directory: directory)
         let lock = try DataDirectoryLock(directory: directory)
+        try access.createDatabaseFile(named: "store.sqlite")
         var config = Configuration()
         config.label = "arcus"
         let synchronous = options.synchronous.rawValue
@@ -70,7 +80,7 @@ public final class Store: Sendable {
         } catch {
             throw StoreError.cannotOpen(path: directory.path, reason: "\(error)")
         }
-        try self.init(writer: pool, directory: directory, lock: lock, options: options)
+        try self.init(writer: pool, directory: directory, lock: lock, options: options, accessChanges: access.changes)
     }
 
     /// A store that lives in memory only (for tests and in-memory replays).
@@ -78,12 +88,14 @@ public final class Store: Sendable {
         try self.init(writer: try DatabaseQueue(), directory: nil, lock: nil, options: options)
     }
 
-    private init(writer: any DatabaseWriter, directory: URL?, lock: DataDirectoryLock?, options: Options) throws {
+    private init(writer: any DatabaseWriter, directory: URL?, lock: DataDirectoryLock?, options: Options, accessChanges: [String] = []) throws {
         self.writer = writer
+        self.accessChanges = accessChanges
         self.directory = directory
         self.lock = lock
         try StoreSchema.migrator.migrate(writer)
-        let (site, version, latest, lastSequence, checkpoint) = try writer.write { db -> (SiteID, VersionVector, Timestamp, Int64, Int64) in
+        let (site, version, latest, lastSequence, checkpoint, mark, checked) = try writer.write {
+            db -> (SiteID, VersionVector, Timestamp, Int64, Int64, UInt64, Bool) in
             let site: SiteID
             // Stored as the Int64 with the same bits: SQLite integers are signed.
             let stored = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'site'").map {
@@ -100,25 +112,39 @@ public final class Store: Sendable {
                 }
                 try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('site', ?)", arguments: [Int64(bitPattern: site.rawValue)])
             }
+            let mark = max(try WallClockMark.load(db), options.physicalClock())
+            try WallClockMark.save(mark, db)
+            // A new store has nothing stamped beyond any bound; an older one is checked once.
+            if stored == nil { try ClockPoisoningRecovery.markChecked(db) }
+            let checked = try ClockPoisoningRecovery.isChecked(db)
             let sequence = try Int64.fetchOne(db, sql: "SELECT max(seq) FROM document") ?? 0
             let (version, latest) = try SiteVersions.recover(db, site: site)
             guard let checkpoint = try SiteVersions.checkpointSequence(db) else {
                 // A new store, or one that wrote its version vector on every commit: complete now.
                 try SiteVersions.checkpoint(version, through: sequence, db)
-                return (site, version, latest, sequence, sequence)
+                return (site, version, latest, sequence, sequence, mark, checked)
             }
-            return (site, version, latest, sequence, checkpoint)
+            return (site, version, latest, sequence, checkpoint, mark, checked)
         }
         self.site = site
         indexes = Mutex(try writer.read { try FieldIndex.all($0) })
         // Above every event stored, local or merged: stamps never repeat or go back after a restart.
         clock = Mutex(HybridLogicalClock(last: latest, physical: options.physicalClock))
         physicalClock = options.physicalClock
+        wallClockMark = Mutex(WallClockMark(persisted: mark))
+        clockSkewAllowance = options.clockSkewAllowance
         versionVector = Mutex(version)
         versionCheckpoint = Mutex(checkpoint)
         sequence = Mutex(lastSequence)
         attachmentFiles = AttachmentFiles(directory: directory?.appendingPathComponent("attachments"))
+        // A store whose clock was poisoned (before remote times were bounded) gets well here.
+        let recovery = try recoverFromClockPoisoning(latest: latest, scanDocuments: !checked)
+        clockRecovery.withLock { $0 = recovery }
     }
+
+    /// What opening the store did about events stamped beyond `latestAdmissibleTime` (see
+    /// `ClockPoisoningRecovery`); nil when there were none. Worth a log line: the agent logs it.
+    public var recoveredFromClockPoisoning: ClockPoisoningRecovery? { clockRecovery.withLock { $0 } }
 
     /// Before a store's site changes: documents stored as the creation time of one local write
     /// (their site implied by the store's) are stored whole, so they keep the site they were
@@ -143,17 +169,32 @@ public final class Store: Sendable {
 
     // MARK: - Clock and change log
 
-    /// A fresh stamp for a local write.
-    func stamp() -> Stamp {
-        Stamp(time: clock.withLock { $0.tick() }, site: site)
+    /// A fresh stamp for a local write. Throws only if the clock is at the last time there is,
+    /// which a store's clock never reaches: it takes in no remote time beyond its bound.
+    func stamp() throws(StoreError) -> Stamp {
+        do {
+            return Stamp(time: try clock.withLock { clock throws(HybridLogicalClock.Exhausted) in try clock.tick() }, site: site)
+        } catch {
+            throw StoreError.clockExhausted(last: error.last)
+        }
     }
 
-    /// Takes in a clock reading from a merged delta.
-    func observe(_ time: Timestamp) {
-        clock.withLock { $0.observe(time) }
+    /// Takes in a clock reading from a merged delta, unless it is later than `latest`.
+    func observe(_ time: Timestamp, through latest: Timestamp) {
+        clock.withLock { _ = $0.observe(time, through: latest) }
     }
 
     var lastTime: Timestamp { clock.withLock { $0.last } }
+
+    /// Restarts the clock at `last` (recovering from a poisoned one).
+    func restartClock(at last: Timestamp) {
+        clock.withLock { $0 = HybridLogicalClock(last: last, physical: physicalClock) }
+    }
+
+    /// Replaces the in-memory version vector (recovering from a poisoned clock lowers it).
+    func resetVersion(_ version: VersionVector) {
+        versionVector.withLock { $0 = version }
+    }
 
     func nextSequence() -> Int64 {
         sequence.withLock {

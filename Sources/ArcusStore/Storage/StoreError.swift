@@ -1,4 +1,5 @@
 import ArcusCodec
+import ArcusCRDT
 
 /// Why a store operation failed. Each case says what a person needs to act on it.
 public enum StoreError: Error, Sendable, CustomStringConvertible {
@@ -15,6 +16,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// A stored document state failed to decode: the data directory is damaged.
     case corruptDocument(collection: String, id: String, reason: CodecError)
     case attachment(String)
+    /// The store's clock is at the last time a timestamp can hold; no later write can be ordered.
+    case clockExhausted(last: Timestamp)
 
     public var description: String {
         switch self {
@@ -34,6 +37,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             return "the stored state of \(collection)/\(id) does not decode (\(reason)); the data directory is damaged"
         case .attachment(let message):
             return message
+        case .clockExhausted(let last):
+            return "this store's clock is at \(last), the last time a timestamp can hold, so no later write can be ordered; reopen the store: opening recovers from times beyond the clock skew allowance"
+
         }
     }
 }

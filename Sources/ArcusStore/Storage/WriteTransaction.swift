@@ -41,6 +41,14 @@ public final class WriteTransaction {
     /// The change-log position `site_version` is complete up to once this commits, if it
     /// checkpointed the version vector.
     private(set) var checkpoint: Int64?
+    /// The latest time a merged event may carry, read once per transaction.
+    private(set) lazy var latestAdmissibleTime = store.latestAdmissibleTime
+    /// Sites whose merged events this transaction refused for being stamped beyond
+    /// `latestAdmissibleTime`: a version a peer vouches for (`covers`) must claim none of them,
+    /// here or in any record of what a peer said it has.
+    public internal(set) var sitesRefusedForTime = Set<SiteID>()
+    /// How many merged documents had events refused for their time.
+    public internal(set) var documentsRefusedForTime = 0
 
     /// The statements every document write runs, prepared once per transaction.
     private var loadStatement: RawStatement?
@@ -102,7 +110,7 @@ public final class WriteTransaction {
         let row = DocumentRows.RowID(key)
         var state = try load(row) ?? DocumentState()
         let wasLive = state.isLive, hadAttachments = !state.attachments.isEmpty
-        guard let delta = mutation(&state, store.stamp()) else { return false }
+        guard let delta = mutation(&state, try store.stamp()) else { return false }
         try save(row, state: state, delta: delta, wasLive: wasLive, hadAttachments: hadAttachments)
         return true
     }
@@ -130,6 +138,7 @@ public final class WriteTransaction {
     /// on the writer, so in commit order.
     func finish() throws {
         if !changes.isEmpty { try store.hooks.run(self, changes) }
+        try store.persistWallClockMarkIfDue(db)
         let site = store.site
         let merged = versionAdded.elements.contains { $0.site != site }
         let sequence = store.changeSequence

@@ -27,7 +27,7 @@ struct AvahiLANDiscoveryTests {
             let events = transport.events
             Task { [self] in
                 for await event in events {
-                    if case .linkAccepted(let link, _) = event { self.accepted.withLock { $0.append(link) } }
+                    if case .linkAccepted(let link, _, _) = event { self.accepted.withLock { $0.append(link) } }
                     self.seen.withLock { $0.append(event) }
                 }
             }

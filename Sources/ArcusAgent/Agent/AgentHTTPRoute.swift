@@ -1,0 +1,55 @@
+/// One route of the agent's HTTP API and who may use it. `AgentHTTPAPI.routes` lists every route
+/// the server has: a route is registered only through its entry there (registering one that is
+/// not listed stops the agent at start), so the list, which the tests walk, cannot fall behind.
+public struct AgentHTTPRoute: Sendable, Hashable, CustomStringConvertible {
+    public enum Access: Sendable, Hashable {
+        /// Served without the token: it holds no data (the status page's HTML and script).
+        case page
+        /// Reads or writes the store, the mesh or the agent's figures: wants the token.
+        case data
+    }
+
+    /// The HTTP method, uppercase.
+    public let method: String
+    /// The path, with `:name` for a parameter.
+    public let path: String
+    public let access: Access
+
+    init(_ method: String, _ path: String, _ access: Access) {
+        precondition(access == .data || !path.contains(":"), "a page route is an exact path")
+        self.method = method
+        self.path = path
+        self.access = access
+    }
+
+    public var description: String { "\(method) \(path)" }
+
+    static let page = AgentHTTPRoute("GET", "/", .page)
+    static let status = AgentHTTPRoute("GET", "/v1/status", .data)
+    static let execute = AgentHTTPRoute("POST", "/v1/execute", .data)
+    static let observe = AgentHTTPRoute("GET", "/v1/observe", .data)
+    static let subscriptions = AgentHTTPRoute("GET", "/v1/subscriptions", .data)
+    static let subscribe = AgentHTTPRoute("POST", "/v1/subscriptions", .data)
+    static let unsubscribe = AgentHTTPRoute("DELETE", "/v1/subscriptions/:id", .data)
+    static let peers = AgentHTTPRoute("GET", "/v1/peers", .data)
+    // Prometheus text holds no document, but it tells traffic, peers and links; Prometheus sends a
+    // bearer token (`authorization: {credentials_file: …}`), so a scraper is not locked out.
+    static let metrics = AgentHTTPRoute("GET", "/metrics", .data)
+    static let upload = AgentHTTPRoute("POST", "/v1/attachments", .data)
+    static let fetches = AgentHTTPRoute("GET", "/v1/attachments", .data)
+    static let download = AgentHTTPRoute("GET", "/v1/attachments/:hash", .data)
+    static let revocations = AgentHTTPRoute("POST", "/v1/mesh/revocations", .data)
+}
+
+extension AgentHTTPAPI {
+    /// Every route of the API.
+    public static let routes: [AgentHTTPRoute] = [
+        .page, .status, .execute, .observe, .subscriptions, .subscribe, .unsubscribe, .peers, .metrics, .upload, .fetches, .download,
+        .revocations,
+    ]
+
+    /// Whether `method path` is a route served without the token.
+    static func isPage(method: String, path: String) -> Bool {
+        routes.contains { $0.access == .page && $0.method == method && $0.path == path }
+    }
+}
