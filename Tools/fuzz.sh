@@ -55,8 +55,8 @@ for target in $targets; do
     "$fuzzer" --target="$target" ".fuzz/corpus/$target" ".fuzz/seeds/$target" \
         -runs="$runs" "${time_limit[@]}" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=64 \
         -print_final_stats=1 -artifact_prefix=".fuzz/findings/$target/" "$@" >"$log" 2>&1 || status=$?
-    executed="$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')"
-    peak="$(grep -o 'stat::peak_rss_mb: [0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')"
+    executed="$(grep -oE 'stat::number_of_executed_units:[[:space:]]*[0-9]+' "$log" | grep -oE '[0-9]+$' || echo '?')"
+    peak="$(grep -oE 'stat::peak_rss_mb:[[:space:]]*[0-9]+' "$log" | grep -oE '[0-9]+$' || echo '?')"
     findings="$(find ".fuzz/findings/$target" -newer "$log.start" \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'leak-*' \) | wc -l)"
     echo "$target: $executed inputs, $findings findings, peak RSS $peak MB, exit status $status (log: $log)"
     if [ "$status" != 0 ] || [ "$findings" != 0 ]; then
