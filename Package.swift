@@ -117,9 +117,18 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // libFuzzer entry point for the codec's decoders (Tools/fuzz.sh builds it with
-        // -sanitize=fuzzer); a plain build gives a tool that replays crash files.
-        .executableTarget(name: "ArcusCodecFuzz", dependencies: ["ArcusCodec", "ArcusCRDT"]),
+        // libFuzzer targets for every decoder of untrusted bytes, one chosen by name (Tools/fuzz.sh
+        // builds it with -sanitize=fuzzer); a plain build gives a tool that writes seed corpora and
+        // replays crash files.
+        .executableTarget(
+            name: "ArcusFuzz",
+            dependencies: [
+                "ArcusCodec", "ArcusCRDT", "ArcusStore", "ArcusSync", "ArcusMesh", "ArcusLoopback", "ArcusLAN", "ArcusBluetooth", "ArcusCloud",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         // Seeded randomness and random documents, shared by the test targets.
         .target(name: "ArcusTestSupport", dependencies: ["ArcusCRDT"], path: "Tests/ArcusTestSupport"),
         .testTarget(name: "ArcusCRDTTests", dependencies: ["ArcusCRDT", "ArcusTestSupport"]),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command (what CI runs): installs what the tests need, builds, runs every test, then a
-# short bounded libFuzzer run over the codec's decoders.
+# short bounded libFuzzer run of every fuzz target (Tools/fuzz.sh; it fails on any finding).
 #
 #   Tools/test.sh                 everything
 #   ARCUS_FUZZ_RUNS=0 Tools/test.sh   skip the libFuzzer run
@@ -49,13 +49,10 @@ Tools/start-nats.sh stop
 unset ARCUS_TEST_NATS_URL
 trap - EXIT
 
-runs="${ARCUS_FUZZ_RUNS:-30000}"
+# Every decoder of untrusted bytes under libFuzzer, briefly: the long runs are Tools/fuzz.sh's.
+runs="${ARCUS_FUZZ_RUNS:-20000}"
 if [ "$runs" != "0" ]; then
-    echo "== fuzzing the codec's decoders ($runs inputs; Tools/fuzz.sh for long runs)"
-    Tools/fuzz.sh "$runs" 2>&1 | grep -E "^(==|Done|stat::number_of_executed_units)|ERROR|Fatal|crash-" || true
-    if ls .fuzz/crash-* >/dev/null 2>&1; then
-        echo "error: the fuzzer found inputs that crash a decoder: $(ls .fuzz/crash-*)" >&2
-        exit 1
-    fi
+    echo "== fuzzing every decoder of untrusted bytes ($runs inputs or ${ARCUS_FUZZ_SECONDS:-20} s per target)"
+    ARCUS_FUZZ_SECONDS="${ARCUS_FUZZ_SECONDS:-20}" Tools/fuzz.sh "$runs"
 fi
 echo "== all tests passed"

@@ -3,14 +3,14 @@ import ArcusMesh
 /// The first packet on a dialled emulated channel: who dials. The emulated radio has no link
 /// layer to tell the acceptor the remote address, so the dialler names itself; like any
 /// advertised id it is a hint that only the session handshake proves.
-enum LinkHello {
+package enum LinkHello {
     private static let magic = Array("ARCUS-BLE1".utf8)
     static let size = magic.count + PeerID.size
 
-    static func encode(_ peer: PeerID) -> [UInt8] { magic + peer.bytes }
+    package static func encode(_ peer: PeerID) -> [UInt8] { magic + peer.bytes }
 
     /// The dialler's id, or nil for anything but a well-formed hello.
-    static func decode(_ packet: some Collection<UInt8>) -> PeerID? {
+    package static func decode(_ packet: some Collection<UInt8>) -> PeerID? {
         guard packet.count == size, packet.starts(with: magic) else { return nil }
         return PeerID(bytes: packet.dropFirst(magic.count))
     }

@@ -26,8 +26,8 @@ import Foundation
 ///
 /// Version 1 ("ARCUS-NATS1", 37 bytes, unsigned) is recognised only to say that a peer runs an
 /// older Arcus (`isOlderVersion`).
-struct CloudAnnouncement: Sendable, Equatable {
-    enum Kind: UInt8, Sendable { case here = 1, leaving }
+package struct CloudAnnouncement: Sendable, Equatable {
+    package enum Kind: UInt8, Sendable { case here = 1, leaving }
 
     private static let magic = Array("ARCUS-NATS2".utf8)
     private static let olderMagic = Array("ARCUS-NATS1".utf8)
@@ -47,7 +47,7 @@ struct CloudAnnouncement: Sendable, Equatable {
     var peer: PeerID { publicKey.peerID }
 
     /// An announcement by `identity`, signed for the mesh whose subject token is `mesh`.
-    init(_ kind: Kind, by identity: PeerIdentity, instance: UInt64, time: UInt64, storesFrames: Bool, mesh: String) {
+    package init(_ kind: Kind, by identity: PeerIdentity, instance: UInt64, time: UInt64, storesFrames: Bool, mesh: String) {
         self.kind = kind
         self.publicKey = identity.publicKey
         self.instance = instance
@@ -67,12 +67,12 @@ struct CloudAnnouncement: Sendable, Equatable {
         Self.magic + [kind.rawValue] + publicKey.bytes + instance.bigEndianBytes + time.bigEndianBytes + [storesFrames ? 1 : 0]
     }
 
-    var encoded: [UInt8] { body + signature }
+    package var encoded: [UInt8] { body + signature }
 
     /// The announcement in `bytes`, or nil for anything that is not a well-formed one: a
     /// presence subject is open to everyone the relay lets publish there. Its signature is not
     /// checked here (`isSigned(on:)`), so that a caller can drop stale ones before paying for it.
-    init?(decoding bytes: [UInt8]) {
+    package init?(decoding bytes: [UInt8]) {
         guard bytes.count == Self.size, bytes.starts(with: Self.magic) else { return nil }
         var offset = Self.magic.count
         guard let kind = Kind(rawValue: bytes[offset]) else { return nil }
@@ -93,7 +93,7 @@ struct CloudAnnouncement: Sendable, Equatable {
     }
 
     /// Whether the signature is the announced key's, over this announcement on `mesh`.
-    func isSigned(on mesh: String) -> Bool {
+    package func isSigned(on mesh: String) -> Bool {
         publicKey.signingKey.isValidSignature(signature, for: signedBytes(mesh: mesh))
     }
 

@@ -18,17 +18,17 @@ import ArcusMesh
 /// The relay sees this header in the clear and the message sealed: the message is a frame of
 /// the mesh's secure session (SecureLink), never a document. Version 1 frames (no tag) are
 /// refused with `CloudFrameError.unknownVersion`, which says the sender runs an older Arcus.
-struct CloudFrame: Sendable, Equatable {
-    enum Kind: UInt8, Sendable {
+package struct CloudFrame: Sendable, Equatable {
+    package enum Kind: UInt8, Sendable {
         case open = 1, accept, data, credit, close
     }
 
     static let version: UInt8 = 2
-    static let headerSize = 15
+    package static let headerSize = 15
     /// The bytes a frame adds to what it carries: its header and its tag.
-    static let overhead = headerSize + CloudFrameSeal.tagSize
+    package static let overhead = headerSize + CloudFrameSeal.tagSize
     /// The body of an open: both instances and the dialler's public key.
-    static let openBodySize = 8 + 8 + PeerPublicKey.size
+    package static let openBodySize = 8 + 8 + PeerPublicKey.size
 
     var kind: Kind
     /// Whether the sender is the end that dialled: with the link id, it names the link on both
@@ -41,7 +41,7 @@ struct CloudFrame: Sendable, Equatable {
     private(set) var authenticated: ArraySlice<UInt8> = []
     private(set) var tag: ArraySlice<UInt8> = []
 
-    init(_ kind: Kind, fromDialler: Bool, link: UInt64, value: UInt32 = 0, body: [UInt8] = []) {
+    package init(_ kind: Kind, fromDialler: Bool, link: UInt64, value: UInt32 = 0, body: [UInt8] = []) {
         self.kind = kind
         self.fromDialler = fromDialler
         self.link = link
@@ -50,7 +50,7 @@ struct CloudFrame: Sendable, Equatable {
     }
 
     /// Header and body, without the tag (`CloudFrameSeal.seal` adds it).
-    var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Self.overhead + body.count)
         bytes.append(Self.version)
@@ -65,7 +65,7 @@ struct CloudFrame: Sendable, Equatable {
     /// Reads a frame and its tag, or says why not; the tag is checked by the caller, which knows
     /// whose it must be. `maximumBody` bounds what is accepted before anything is copied: a relay
     /// may carry anything anyone with the subject's permission published.
-    init(decoding bytes: [UInt8], maximumBody: Int) throws(CloudFrameError) {
+    package init(decoding bytes: [UInt8], maximumBody: Int) throws(CloudFrameError) {
         guard bytes.first != 1 else { throw .unknownVersion(1) }
         guard bytes.count >= Self.overhead else { throw .truncated(bytes.count) }
         guard bytes[0] == Self.version else { throw .unknownVersion(bytes[0]) }
@@ -90,14 +90,14 @@ struct CloudFrame: Sendable, Equatable {
         tag = bytes[end...]
     }
 
-    static func == (lhs: CloudFrame, rhs: CloudFrame) -> Bool {
+    package static func == (lhs: CloudFrame, rhs: CloudFrame) -> Bool {
         (lhs.kind, lhs.fromDialler, lhs.link, lhs.value, lhs.body) == (rhs.kind, rhs.fromDialler, rhs.link, rhs.value, rhs.body)
     }
 }
 
 /// Why bytes on a link subject are not a frame. Such bytes are dropped and counted, never
 /// allowed to harm a link other than the one they name.
-enum CloudFrameError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum CloudFrameError: Error, Sendable, Equatable, CustomStringConvertible {
     case truncated(Int)
     case unknownVersion(UInt8)
     case unknownKind(UInt8)
@@ -105,7 +105,7 @@ enum CloudFrameError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooLarge(Int, limit: Int)
     case badBody(CloudFrame.Kind, Int)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .truncated(let count): return "a cloud frame of \(count) bytes is shorter than its \(CloudFrame.headerSize)-byte header"
         case .unknownVersion(let version) where version < CloudFrame.version:

@@ -19,8 +19,8 @@ import Foundation
 /// Replays within one pair of runs are harmless by construction of the frames: opens are
 /// numbered and taken once, data frames numbered (a repeat is dropped), credit cumulative (an
 /// old grant grants nothing), closes final.
-struct CloudFrameSeal: Sendable {
-    static let tagSize = 16
+package struct CloudFrameSeal: Sendable {
+    package static let tagSize = 16
 
     /// The pair's key (32 bytes), as derived by `pairKey`.
     private let key: [UInt8]
@@ -29,14 +29,14 @@ struct CloudFrameSeal: Sendable {
 
     /// The seal of frames from `local`'s run `localInstance` to `remote`'s `remoteInstance`;
     /// `opening()` checks the other direction.
-    init(key: [UInt8], local: PeerID, localInstance: UInt64, remote: PeerID, remoteInstance: UInt64) {
+    package init(key: [UInt8], local: PeerID, localInstance: UInt64, remote: PeerID, remoteInstance: UInt64) {
         self.key = key
         sender = (local, localInstance)
         receiver = (remote, remoteInstance)
     }
 
     /// The seal for frames coming the other way.
-    var opening: CloudFrameSeal {
+    package var opening: CloudFrameSeal {
         CloudFrameSeal(key: key, local: receiver.peer, localInstance: receiver.instance, remote: sender.peer, remoteInstance: sender.instance)
     }
 
@@ -44,14 +44,14 @@ struct CloudFrameSeal: Sendable {
     var remoteInstance: UInt64 { receiver.instance }
 
     /// `frame` encoded with its tag.
-    func seal(_ frame: CloudFrame) -> [UInt8] {
+    package func seal(_ frame: CloudFrame) -> [UInt8] {
         let bytes = frame.encoded
         return bytes + tag(over: bytes[...])
     }
 
     /// Whether `frame` (as decoded, with its tag) was sealed by this seal's sender for its
     /// receiver. Constant time in the tag.
-    func verifies(_ frame: CloudFrame) -> Bool {
+    package func verifies(_ frame: CloudFrame) -> Bool {
         let expected = tag(over: frame.authenticated)
         guard frame.tag.count == expected.count else { return false }
         return zip(expected, frame.tag).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
@@ -72,7 +72,7 @@ struct CloudFrameSeal: Sendable {
 
     /// The key `identity` and the peer holding `remote` share on the mesh whose subject token is
     /// `mesh`; nil when `remote`'s agreement key is unusable (a low-order point).
-    static func pairKey(_ identity: PeerIdentity, with remote: PeerPublicKey, mesh: String) -> [UInt8]? {
+    package static func pairKey(_ identity: PeerIdentity, with remote: PeerPublicKey, mesh: String) -> [UInt8]? {
         guard let shared = try? identity.agreementKey.sharedSecretFromKeyAgreement(with: remote.agreementKey) else { return nil }
         let (low, high) = [identity.peerID, remote.peerID].sorted().pair
         let key = shared.hkdfDerivedSymmetricKey(

@@ -48,10 +48,29 @@ public struct DecodingContext: Sendable {
     var lastDocumentID: [UInt8] = []
     var lastCollection: String?
     let limits: CodecLimits
+    /// What the frame being decoded may still make (`FrameDecoder` sets it for each frame).
+    var allowance = DecodeAllowance.unlimited
 
     public init(limits: CodecLimits = .standard) {
         self.limits = limits
         budget = InternBudget(limits)
+    }
+}
+
+extension DecodingContext {
+    /// A length-prefixed UTF-8 string of at most `limit` bytes, charged to the allowance before
+    /// it is made.
+    mutating func readString(from r: inout ByteReader, limit: Int) throws(CodecError) -> String {
+        let count = try r.readCount("string length", limit: limit)
+        try allowance.charge(DecodedCost.string(count))
+        return try r.readString(byteCount: count)
+    }
+
+    /// Length-prefixed bytes, at most `limit`, charged to the allowance before they are copied.
+    mutating func readBytes(from r: inout ByteReader, limit: Int) throws(CodecError) -> [UInt8] {
+        let count = try r.readCount("byte string length", limit: limit)
+        try allowance.charge(DecodedCost.bytes(count))
+        return Array(try r.readBytes(count))
     }
 }
 
@@ -141,7 +160,7 @@ extension DecodingContext {
     mutating func readCollection(from r: inout ByteReader) throws(CodecError) -> String {
         let index = try r.readVarint()
         if let name = try collections.resolve(index, what: "collection") { return name }
-        let name = try r.readString(limit: limits.maximumStringLength)
+        let name = try readString(from: &r, limit: limits.maximumStringLength)
         if budget.admit(tableCount: collections.count, byteCount: name.utf8.count) { collections.add(name) }
         return name
     }
@@ -150,7 +169,7 @@ extension DecodingContext {
     mutating func readFieldName(from r: inout ByteReader) throws(CodecError) -> String {
         let index = try r.readVarint()
         if let name = try fieldNames.resolve(index, what: "field name") { return name }
-        let name = try r.readString(limit: limits.maximumStringLength)
+        let name = try readString(from: &r, limit: limits.maximumStringLength)
         if budget.admit(tableCount: fieldNames.count, byteCount: name.utf8.count) { fieldNames.add(name) }
         return name
     }

@@ -5,31 +5,45 @@ import CZstd
 enum Compression {
     static let level: Int32 = 2
 
-    /// The compressed bytes, or nil when they would not be smaller than the input.
-    static func compress(_ input: [UInt8]) -> [UInt8]? {
+    /// The compressed bytes, or nil when they would not be smaller than the input (unless
+    /// `evenIfLarger`; nil then only if libzstd fails).
+    static func compress(_ input: [UInt8], evenIfLarger: Bool = false) -> [UInt8]? {
         var output = [UInt8](repeating: 0, count: ZSTD_compressBound(input.count))
         let written = input.withUnsafeBytes { source in
             output.withUnsafeMutableBytes { destination in
                 ZSTD_compress(destination.baseAddress, destination.count, source.baseAddress, source.count, level)
             }
         }
-        guard ZSTD_isError(written) == 0, written < input.count else { return nil }
+        guard ZSTD_isError(written) == 0, written < input.count || evenIfLarger else { return nil }
         output.removeSubrange(written...)
         return output
     }
 
-    /// Decompresses `input`, which must expand to exactly `length` bytes: the length was checked
-    /// against the frame limit before, and decompression never writes past it.
+    /// Decompresses `input`, which must expand to exactly `length` bytes. The caller bounded
+    /// `length` (the frame limit, the expansion ratio, the decode allowance) before calling, and
+    /// this allocates nothing else of size: a Zstandard frame whose header names another size is
+    /// refused before the output is allocated, and one-shot decompression writes into the
+    /// output alone (no window buffer), never past its end.
     static func decompress(_ input: ArraySlice<UInt8>, length: Int) throws(CodecError) -> [UInt8] {
-        var output = [UInt8](repeating: 0, count: length)
-        let produced = input.withUnsafeBytes { source in
-            output.withUnsafeMutableBytes { destination in
-                ZSTD_decompress(destination.baseAddress, destination.count, source.baseAddress, source.count)
+        let declared = input.withUnsafeBytes { ZSTD_getFrameContentSize($0.baseAddress, $0.count) }
+        // UInt64.max: the header does not say (the output's size bounds it); UInt64.max − 1: not a frame.
+        if declared == UInt64.max - 1 { throw .invalidValue("a compressed payload that is not a Zstandard frame") }
+        if declared != UInt64.max, declared > UInt64(length) {
+            throw .invalidValue("a compressed payload whose Zstandard header says it expands to \(declared) bytes, not its declared \(length)")
+        }
+        var failure: CodecError?
+        let output = [UInt8](unsafeUninitializedCapacity: length) { destination, initialized in
+            let produced = input.withUnsafeBytes { source in
+                ZSTD_decompress(destination.baseAddress, length, source.baseAddress, source.count)
             }
+            guard ZSTD_isError(produced) == 0, produced == length else {
+                failure = .invalidValue("compressed payload does not expand to its declared \(length) bytes")
+                initialized = 0
+                return
+            }
+            initialized = length
         }
-        guard ZSTD_isError(produced) == 0, produced == length else {
-            throw .invalidValue("compressed payload does not expand to its declared \(length) bytes")
-        }
+        if let failure { throw failure }
         return output
     }
 }

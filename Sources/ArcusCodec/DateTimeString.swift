@@ -4,6 +4,8 @@
 enum DateTimeString {
     /// Years 1970 through 9999.
     static let maximumSeconds: UInt64 = 253_402_300_800
+    /// Bytes of the strings `format(seconds:)` and `format(milliseconds:)` make.
+    static let secondsLength = 20, millisecondsLength = 24
 
     static func seconds(_ s: String) -> UInt64? {
         var s = s

@@ -54,6 +54,7 @@ extension DecodingContext {
         }
         let bound = UInt64(min(limits.maximumInternedItems, r.remaining))
         guard count <= bound else { throw .limitExceeded(what: "document stamps", value: count, limit: bound) }
+        try allowance.charge(Int(count), each: DecodedCost.stamp)
         doc.stamps.removeAll(keepingCapacity: true)
         doc.cells = []
         doc.cells.reserveCapacity(16)
@@ -85,7 +86,7 @@ extension DecodingContext {
         if markerKind != 0 {
             let order = try doc.stamp(try r.readVarint())
             let event = markerKind == 1 ? order : try doc.stamp(try r.readVarint())
-            doc.cells.append(Cell(kind: .marker, depth: level, flag: markerKind == 3 ? .removed : .present, order: order, event: event))
+            try append(to: &doc, Cell(kind: .marker, depth: level, flag: markerKind == 3 ? .removed : .present, order: order, event: event))
             doc.version.observe(event)
         }
         var previous: String?
@@ -109,7 +110,7 @@ extension DecodingContext {
                     name = known
                     sessionIndex = Int(index)
                 } else {
-                    name = try r.readString(limit: limits.maximumStringLength)
+                    name = try readString(from: &r, limit: limits.maximumStringLength)
                     if budget.admit(tableCount: fieldNames.count, byteCount: name.utf8.count) {
                         fieldNames.add(name)
                         sessionIndex = fieldNames.count - 1
@@ -120,24 +121,27 @@ extension DecodingContext {
                 throw .invalidValue("field \"\(name)\" is out of order or appears twice in one map")
             }
             previous = name
-            doc.cells.append(.field(depth: level, name: doc.nameIndex(name, session: sessionIndex)))
+            try allowance.charge(DecodedCost.name)
+            try append(to: &doc, .field(depth: level, name: doc.nameIndex(name, session: sessionIndex)))
             if first >= FieldEntry.compactValue {
                 let order = try doc.stamp(UInt64(first & 3))
+                try allowance.charge(DecodedCost.value)
                 doc.values.append(try readValue(from: &r, depth: depth + 1))
-                doc.cells.append(Cell(kind: .register, depth: level, flag: .value, index: UInt32(doc.values.count - 1), order: order, event: order))
+                try append(to: &doc, Cell(kind: .register, depth: level, flag: .value, index: UInt32(doc.values.count - 1), order: order, event: order))
                 doc.version.observe(order)
             } else if first >= FieldEntry.compactRemoved {
                 let order = try doc.stamp(UInt64(first & 3))
                 guard let event = doc.stamps.last else { throw .badReference(what: "document stamp", index: 0) }
-                doc.cells.append(Cell(kind: .register, depth: level, flag: .removed, order: order, event: event))
+                try append(to: &doc, Cell(kind: .register, depth: level, flag: .removed, order: order, event: event))
                 doc.version.observe(event)
             } else if first >= FieldEntry.compactCounter {
                 guard let stamp = doc.stamps.last else { throw .badReference(what: "document stamp", index: 0) }
                 guard case let total? = Number(try readValue(from: &r, depth: limits.maximumDepth)) else {
                     throw .invalidValue("a counter amount that is not a number")
                 }
+                try allowance.charge(DecodedCost.value)
                 doc.values.append(total.value)
-                doc.cells.append(Cell(kind: .contribution, depth: level, index: UInt32(doc.values.count - 1), order: stamp, event: stamp))
+                try append(to: &doc, Cell(kind: .contribution, depth: level, index: UInt32(doc.values.count - 1), order: stamp, event: stamp))
                 doc.version.observe(stamp)
             } else {
                 try readSlot(from: &r, depth: depth, into: &doc)
@@ -165,13 +169,15 @@ extension DecodingContext {
             let event = kind == .value || kind == .attachment ? order : try doc.stamp(try r.readVarint())
             switch kind {
             case .value, .valueWithEvent:
+                try allowance.charge(DecodedCost.value)
                 doc.values.append(try readValue(from: &r, depth: depth + 1))
-                doc.cells.append(Cell(kind: .register, depth: level, flag: .value, index: UInt32(doc.values.count - 1), order: order, event: event))
+                try append(to: &doc, Cell(kind: .register, depth: level, flag: .value, index: UInt32(doc.values.count - 1), order: order, event: event))
             case .attachment, .attachmentWithEvent:
+                try allowance.charge(DecodedCost.attachment)
                 doc.attachments.append(try readToken(from: &r))
-                doc.cells.append(Cell(kind: .register, depth: level, flag: .attachment, index: UInt32(doc.attachments.count - 1), order: order, event: event))
+                try append(to: &doc, Cell(kind: .register, depth: level, flag: .attachment, index: UInt32(doc.attachments.count - 1), order: order, event: event))
             case .removed:
-                doc.cells.append(Cell(kind: .register, depth: level, flag: .removed, order: order, event: event))
+                try append(to: &doc, Cell(kind: .register, depth: level, flag: .removed, order: order, event: event))
             }
             doc.version.observe(event)
         } else if header >> SlotBits.kindShift != 0 {
@@ -197,8 +203,9 @@ extension DecodingContext {
                 }
                 if let lastSite, !(lastSite < stamp.site) { throw .invalidValue("counter contributions out of site order") }
                 lastSite = stamp.site
+                try allowance.charge(DecodedCost.value)
                 doc.values.append(total.value)
-                doc.cells.append(Cell(kind: .contribution, depth: level, index: UInt32(doc.values.count - 1), order: stamp, event: stamp))
+                try append(to: &doc, Cell(kind: .contribution, depth: level, index: UInt32(doc.values.count - 1), order: stamp, event: stamp))
                 doc.version.observe(stamp)
             }
             let baselines = try r.readCount("counter baselines", limit: doc.stamps.count, minimumItemSize: 3)
@@ -211,8 +218,9 @@ extension DecodingContext {
                 }
                 if let lastSite, !(lastSite < stamp.site) { throw .invalidValue("counter baselines out of site order") }
                 lastSite = stamp.site
+                try allowance.charge(DecodedCost.value)
                 doc.values.append(total.value)
-                doc.cells.append(Cell(kind: .baseline, depth: level, index: UInt32(doc.values.count - 1), order: stamp, event: event))
+                try append(to: &doc, Cell(kind: .baseline, depth: level, index: UInt32(doc.values.count - 1), order: stamp, event: event))
                 doc.version.observe(event)
             }
             guard contributions + baselines > 0 else { throw .invalidValue("an empty counter in a slot") }
@@ -220,11 +228,19 @@ extension DecodingContext {
         doc.cells.append(contentsOf: nested)
     }
 
+    /// Appends a cell to `doc`, charging it first.
+    @inline(__always)
+    private mutating func append(to doc: inout DocumentDecoding, _ cell: Cell) throws(CodecError) {
+        try allowance.charge(DecodedCost.cell)
+        doc.cells.append(cell)
+    }
+
     mutating func readToken(from r: inout ByteReader) throws(CodecError) -> AttachmentToken {
-        let hash = try r.readLengthPrefixed(limit: 64)
+        let hash = try readBytes(from: &r, limit: 64)
         let length = Int64(bitPattern: try r.readVarint())
         guard length >= 0 else { throw .invalidValue("negative attachment length") }
         let count = try r.readCount("attachment metadata", limit: 1024, minimumItemSize: 2)
+        try allowance.charge(count, each: DecodedCost.objectEntry)
         var metadata: [String: String] = [:]
         for _ in 0..<count {
             let key = try readFieldName(from: &r)

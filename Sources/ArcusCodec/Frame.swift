@@ -11,6 +11,8 @@ public enum FrameHeader {
     public static let currentVersion: UInt8 = 1
     /// Overhead beyond the payload, for payloads under 128 bytes.
     public static let minimumOverhead = 6
+    /// Overhead beyond the payload at most: the type byte, a 10-byte varint, the CRC.
+    public static let maximumOverhead = 15
     static let compressedFlag: UInt8 = 0x10
     public static let compressionThreshold = 256
 }
@@ -26,7 +28,10 @@ public struct FrameEncoder: Sendable {
         var payload = ByteWriter(capacity: 64)
         context.writePayload(message, to: &payload)
         let bytes = payload.take()
-        if bytes.count >= FrameHeader.compressionThreshold, let packed = Compression.compress(bytes) {
+        // Compressed only as far as every decoder takes it: within the frame limit and the
+        // expansion ratio (a payload that shrinks more goes as it is).
+        if bytes.count >= FrameHeader.compressionThreshold, bytes.count <= context.limits.maximumFrameLength,
+           let packed = Compression.compress(bytes), bytes.count <= packed.count * context.limits.maximumExpansionRatio {
             var compressed = ByteWriter(capacity: packed.count + 4)
             compressed.writeVarint(bytes.count)
             compressed.write(contentsOf: packed)
@@ -52,6 +57,16 @@ public struct FrameEncoder: Sendable {
         w.writeFixed32(crc)
         return w.take()
     }
+
+    /// A compressed frame of `type` whose payload expands to `payload` as it is, whatever its
+    /// size or ratio: for tests, benchmarks and the fuzzer, which need hostile frames (a
+    /// decoder refuses what `encode` never makes).
+    public static func compressedFrame(type: MessageType, payload: [UInt8]) -> [UInt8] {
+        var compressed = ByteWriter(capacity: 64)
+        compressed.writeVarint(payload.count)
+        compressed.write(contentsOf: Compression.compress(payload, evenIfLarger: true) ?? [])
+        return frame(rawTypeByte: type.rawValue | FrameHeader.compressedFlag, payload: compressed.take())
+    }
 }
 
 /// Turns frames back into messages. Keep one per incoming stream.
@@ -61,8 +76,11 @@ public struct FrameDecoder: Sendable {
     public init(limits: CodecLimits = .standard) { context = DecodingContext(limits: limits) }
 
     /// Decodes one whole frame. Returns nil for a well-formed frame of a message type this build
-    /// does not know (it is skipped); throws for anything malformed.
+    /// does not know (it is skipped); throws for anything malformed, and for a frame that would
+    /// decode to more than `CodecLimits.maximumDecodedBytes` (see `DecodeAllowance`).
     public mutating func decode(_ frame: [UInt8]) throws(CodecError) -> SyncMessage? {
+        context.allowance = DecodeAllowance(limit: context.limits.maximumDecodedBytes)
+        defer { context.allowance = .unlimited }
         var r = ByteReader(frame)
         let first = try r.readByte()
         guard first >> 5 == FrameHeader.currentVersion else { throw .unsupportedVersion(first >> 5) }
@@ -80,10 +98,18 @@ public struct FrameDecoder: Sendable {
         guard let type = MessageType(rawValue: first & 0x0F) else { return nil }
         var payload = ByteReader(frame, from: payloadStart, to: crcOffset)
         if first & FrameHeader.compressedFlag != 0 {
-            // Bounded by the frame limit, not by the compressed bytes: that is the point.
+            // Bounded before anything is allocated: by the frame limit, by the expansion ratio
+            // (a few hundred bytes never stand for megabytes), and by the decode allowance.
             let length = try payload.readVarint()
             let limit = UInt64(context.limits.maximumFrameLength)
             guard length <= limit else { throw .limitExceeded(what: "expanded payload length", value: length, limit: limit) }
+            let compressed = UInt64(crcOffset - payload.offset)
+            let ratioLimit = compressed.multipliedReportingOverflow(by: UInt64(context.limits.maximumExpansionRatio))
+            guard ratioLimit.overflow || length <= ratioLimit.partialValue else {
+                throw .limitExceeded(what: "expanded payload length (\(context.limits.maximumExpansionRatio) times its \(compressed) compressed bytes)",
+                                     value: length, limit: ratioLimit.partialValue)
+            }
+            try context.allowance.charge(Int(length))
             let inflated = try Compression.decompress(frame[payload.offset..<crcOffset], length: Int(length))
             payload = ByteReader(inflated)
         }

@@ -215,18 +215,19 @@ extension DecodingContext {
     mutating func readPayload(_ type: MessageType, from r: inout ByteReader) throws(CodecError) -> SyncMessage {
         switch type {
         case .hello:
-            let peerID = try r.readLengthPrefixed(limit: 64)
+            let peerID = try readBytes(from: &r, limit: 64)
             let version = try r.readVarint()
             guard version <= UInt64(UInt16.max) else { throw .invalidValue("protocol version out of range") }
             let count = try r.readCount("capabilities", limit: 256)
+            try allowance.charge(count, each: DecodedCost.name)
             var capabilities: [String] = []
-            for _ in 0..<count { capabilities.append(try r.readString(limit: 256)) }
-            let name = try r.readString(limit: 256)
+            for _ in 0..<count { capabilities.append(try readString(from: &r, limit: 256)) }
+            let name = try readString(from: &r, limit: 256)
             if let site = SiteID(peerID: peerID) { intern(site) }
             return .hello(Hello(peerID: peerID, protocolVersion: UInt16(version), capabilities: capabilities, name: name))
         case .subscribe:
             let id = try r.readVarint()
-            let query = try r.readString(limit: limits.maximumStringLength)
+            let query = try readString(from: &r, limit: limits.maximumStringLength)
             let arguments = try readValue(from: &r)
             return .subscribe(Subscribe(subscriptionID: id, query: query, arguments: arguments))
         case .unsubscribe:
@@ -234,7 +235,7 @@ extension DecodingContext {
         case .summary:
             let id = try r.readVarint()
             let version = try readVersion(from: &r)
-            let digest = try r.readLengthPrefixed(limit: 1024)
+            let digest = try readBytes(from: &r, limit: 1024)
             let position = r.isAtEnd ? nil : try r.readVarint()
             return .summary(Summary(subscriptionID: id, version: version, digest: digest, position: position))
         case .deltaBatch:
@@ -243,7 +244,7 @@ extension DecodingContext {
             let subscriptionID = try r.readVarint()
             return .ack(Ack(position: try r.readVarint(), subscriptionID: subscriptionID))
         case .attachmentRequest:
-            let hash = try r.readLengthPrefixed(limit: 64)
+            let hash = try readBytes(from: &r, limit: 64)
             let offset = try r.readVarint()
             let size = try r.readVarint()
             guard size <= UInt64(UInt32.max) else { throw .invalidValue("chunk size out of range") }
@@ -253,18 +254,21 @@ extension DecodingContext {
             guard length.map({ $0 <= UInt64(Int64.max) }) ?? true else { throw .invalidValue("attachment length out of range") }
             return .attachmentRequest(AttachmentRequest(hash: hash, offset: offset, chunkSize: UInt32(size), hops: UInt8(hops), length: length))
         case .attachmentChunk:
-            let hash = try r.readLengthPrefixed(limit: 64)
+            let hash = try readBytes(from: &r, limit: 64)
             let offset = try r.readVarint()
             let total = try r.readVarint()
-            let bytes = try r.readLengthPrefixed(limit: limits.maximumFrameLength)
+            let bytes = try readBytes(from: &r, limit: limits.maximumFrameLength)
             return .attachmentChunk(AttachmentChunk(hash: hash, offset: offset, totalLength: total, bytes: bytes))
         case .error:
             let code = try r.readVarint()
             guard code <= UInt64(UInt32.max) else { throw .invalidValue("error code out of range") }
-            return .error(SyncError(code: UInt32(code), message: try r.readString(limit: 4096)))
+            return .error(SyncError(code: UInt32(code), message: try readString(from: &r, limit: 4096)))
         case .missing:
             let id = try r.readVarint()
-            let count = try r.readCount("missing documents", limit: limits.maximumDocumentsPerBatch)
+            // Bounded first, by count and then by the bytes of the ids: a key takes one byte and
+            // stands for a whole id.
+            let count = try r.readCount("missing documents", limit: limits.maximumMissingKeys)
+            try allowance.charge(count, each: DecodedCost.key)
             var keys: [DocumentKey] = []
             keys.reserveCapacity(count)
             for _ in 0..<count {
@@ -275,12 +279,13 @@ extension DecodingContext {
             return .missing(MissingDocuments(subscriptionID: id, keys: keys))
         case .credentials:
             let count = try r.readCount("credentials", limit: Credentials.maximumItems, minimumItemSize: 2)
+            try allowance.charge(count, each: MemoryLayout<Credentials.Item>.stride)
             var items: [Credentials.Item] = []
             items.reserveCapacity(count)
             for _ in 0..<count {
                 let kind = try r.readVarint()
                 guard kind <= UInt64(UInt8.max) else { throw .invalidValue("credential kind \(kind) out of range") }
-                items.append(Credentials.Item(kind: UInt8(kind), bytes: try r.readLengthPrefixed(limit: Credentials.maximumItemBytes)))
+                items.append(Credentials.Item(kind: UInt8(kind), bytes: try readBytes(from: &r, limit: Credentials.maximumItemBytes)))
             }
             return .credentials(Credentials(items: items))
         }
@@ -288,6 +293,7 @@ extension DecodingContext {
 
     public mutating func readVersion(from r: inout ByteReader) throws(CodecError) -> VersionVector {
         let count = try r.readCount("version vector entries", limit: limits.maximumInternedItems, minimumItemSize: 2)
+        try allowance.charge(count, each: DecodedCost.versionEntry)
         var entries: [SiteID: Timestamp] = [:]
         entries.reserveCapacity(count)
         for _ in 0..<count {
@@ -309,10 +315,11 @@ extension DecodingContext {
         // Bounded by the bytes left: names past the intern budget are announced, just not kept.
         let vocabulary = flags & 4 != 0 ? try r.readCount("vocabulary", limit: .max) : 0
         for _ in 0..<vocabulary {
-            let name = try r.readString(limit: limits.maximumStringLength)
+            let name = try readString(from: &r, limit: limits.maximumStringLength)
             if budget.admit(tableCount: fieldNames.count, byteCount: name.utf8.count) { fieldNames.add(name) }
         }
         let count = try r.readCount("documents in a batch", limit: limits.maximumDocumentsPerBatch, minimumItemSize: 3)
+        try allowance.charge(count, each: DecodedCost.document)
         // The documents share one set of tables; each gets its cells and version.
         var doc = DocumentDecoding()
         var parts: [(key: DocumentKey, cells: [Cell], version: VersionVector)] = []
@@ -349,7 +356,13 @@ extension DecodingContext {
             guard shared <= UInt64(lastDocumentID.count) else {
                 throw .limitExceeded(what: "shared id prefix", value: shared, limit: UInt64(lastDocumentID.count))
             }
-            let rest = try r.readLengthPrefixed(limit: limits.maximumStringLength)
+            // The id is refused by its length before any of it is copied.
+            let restCount = try r.readVarint()
+            let (length, overflow) = shared.addingReportingOverflow(restCount)
+            guard !overflow, length <= UInt64(DocumentIDRules.maximumLength) else {
+                throw .limitExceeded(what: "document id length", value: overflow ? .max : length, limit: UInt64(DocumentIDRules.maximumLength))
+            }
+            let rest = try r.readBytes(Int(restCount))
             lastDocumentID.removeSubrange(Int(shared)...)
             lastDocumentID.append(contentsOf: rest)
         case 1:
@@ -358,10 +371,21 @@ extension DecodingContext {
             }
         case 2:
             guard head >> 3 == 0 else { throw .invalidValue("document key head \(head)") }
-            return DocumentKey(collection: collection, id: try readValue(from: &r))
+            let start = r.offset
+            let id = try readValue(from: &r)
+            // An id's JSON is never much shorter than its encoding: a long encoding is refused
+            // before its JSON is made to measure it.
+            guard r.offset - start <= 2 * DocumentIDRules.maximumLength else {
+                throw .limitExceeded(what: "document id length", value: UInt64(r.offset - start), limit: UInt64(DocumentIDRules.maximumLength))
+            }
+            if let problem = DocumentIDRules.problem(with: id) { throw .invalidValue("a document key in \(collection): \(problem)") }
+            return DocumentKey(collection: collection, id: id)
         default:
             guard head >> 3 == 0 else { throw .invalidValue("document key head \(head)") }
         }
+        // Every key is a copy of its id, whatever it took on the wire (one byte, for a step).
+        guard !lastDocumentID.isEmpty else { throw .invalidValue("a document key in \(collection) with an empty id") }
+        try allowance.charge(DecodedCost.string(lastDocumentID.count))
         guard let id = lastDocumentID.withUnsafeBufferPointer({ UTF8Text.string($0) }) else { throw .invalidUTF8(offset: r.offset) }
         return DocumentKey(collection: collection, id: .string(id))
     }

@@ -169,10 +169,12 @@ extension DecodingContext {
             guard let s = try strings.resolve(index, what: "string") else { throw .badReference(what: "string", index: index) }
             return .string(s)
         case ValueTag.binary:
-            return .binary(try r.readLengthPrefixed(limit: limits.maximumStringLength))
+            return .binary(try readBytes(from: &r, limit: limits.maximumStringLength))
         case ValueTag.array:
             guard depth < limits.maximumDepth else { throw .tooDeep(limit: limits.maximumDepth) }
             let count = try r.readCount("array length", limit: Int.max)
+            try allowance.charge(count, each: DecodedCost.value)
+            try allowance.charge(DecodedCost.heapObject)
             var items: [Value] = []
             items.reserveCapacity(count)
             for _ in 0..<count { items.append(try readValue(from: &r, depth: depth + 1)) }
@@ -180,6 +182,8 @@ extension DecodingContext {
         case ValueTag.object:
             guard depth < limits.maximumDepth else { throw .tooDeep(limit: limits.maximumDepth) }
             let count = try r.readCount("object size", limit: Int.max, minimumItemSize: 2)
+            try allowance.charge(count, each: DecodedCost.objectEntry)
+            try allowance.charge(DecodedCost.heapObject)
             var fields: [String: Value] = [:]
             fields.reserveCapacity(count)
             for _ in 0..<count {
@@ -190,10 +194,12 @@ extension DecodingContext {
             return .object(fields)
         case ValueTag.dateTimeSeconds:
             let seconds = try r.readVarint()
+            try allowance.charge(DecodedCost.string(DateTimeString.secondsLength))
             guard let s = DateTimeString.format(seconds: seconds) else { throw .invalidValue("date-time out of range") }
             return .string(s)
         case ValueTag.dateTimeMilliseconds:
             let millis = try r.readVarint()
+            try allowance.charge(DecodedCost.string(DateTimeString.millisecondsLength))
             guard let s = DateTimeString.format(milliseconds: millis) else { throw .invalidValue("date-time out of range") }
             return .string(s)
         default:
@@ -202,6 +208,7 @@ extension DecodingContext {
     }
 
     private mutating func readStringLiteral(byteCount: Int, from r: inout ByteReader) throws(CodecError) -> String {
+        try allowance.charge(DecodedCost.string(byteCount))
         let s = try r.readString(byteCount: byteCount)
         if ValueTag.internable(byteCount), budget.admit(tableCount: strings.count, byteCount: byteCount) {
             strings.add(s)

@@ -1,19 +1,19 @@
 /// Rebuilds messages from the fragments of one link, in order, refusing any sequence that breaks
 /// the format (see `FragmentHeader`). It holds at most one message, and never more than
 /// `maximumMessageSize` bytes: a message's length is checked before any of it is buffered.
-struct FragmentReassembler {
+package struct FragmentReassembler {
     let maximumMessageSize: Int
 
     /// The length the message being rebuilt announced, or nil between messages.
     private var expectedLength: Int?
     private var partial: [UInt8] = []
 
-    init(maximumMessageSize: Int) {
+    package init(maximumMessageSize: Int) {
         self.maximumMessageSize = maximumMessageSize
     }
 
     /// Takes the next fragment from the link; returns the message it completes, if any.
-    mutating func accept(_ fragment: [UInt8]) throws(FragmentationError) -> [UInt8]? {
+    package mutating func accept(_ fragment: [UInt8]) throws(FragmentationError) -> [UInt8]? {
         guard let headerByte = fragment.first else { throw .emptyFragment }
         let header = FragmentHeader(rawValue: headerByte)
         guard FragmentHeader.known.isSuperset(of: header) else { throw .unknownFlags(header: headerByte) }

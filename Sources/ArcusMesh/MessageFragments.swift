@@ -1,10 +1,10 @@
 /// The fragments of one message for a link of a given MTU, in the order they go on the link.
 /// See `FragmentHeader` for the format.
-struct MessageFragments: Sequence {
+package struct MessageFragments: Sequence {
     let message: [UInt8]
     let mtu: Int
 
-    init(_ message: [UInt8], mtu: Int) {
+    package init(_ message: [UInt8], mtu: Int) {
         precondition(mtu >= Self.minimumMTU(forMessagesUpTo: message.count), "an MTU of \(mtu) bytes cannot carry fragments")
         self.message = message
         self.mtu = mtu
@@ -12,7 +12,7 @@ struct MessageFragments: Sequence {
 
     /// The smallest MTU that carries every message of up to `maximumSize` bytes: a header, the
     /// longest length prefix and one byte of the message.
-    static func minimumMTU(forMessagesUpTo maximumSize: Int) -> Int {
+    package static func minimumMTU(forMessagesUpTo maximumSize: Int) -> Int {
         FragmentHeader.size + LengthPrefix.size(of: maximumSize) + 1
     }
 
@@ -25,9 +25,9 @@ struct MessageFragments: Sequence {
         return 1 + (rest + payload - 1) / payload
     }
 
-    func makeIterator() -> Iterator { Iterator(message: message, mtu: mtu) }
+    package func makeIterator() -> Iterator { Iterator(message: message, mtu: mtu) }
 
-    struct Iterator: IteratorProtocol {
+    package struct Iterator: IteratorProtocol {
         private let message: [UInt8]
         private let mtu: Int
         private var offset = 0
@@ -38,7 +38,7 @@ struct MessageFragments: Sequence {
             self.mtu = mtu
         }
 
-        mutating func next() -> [UInt8]? {
+        package mutating func next() -> [UInt8]? {
             var fragment: [UInt8] = []
             if !started {
                 started = true

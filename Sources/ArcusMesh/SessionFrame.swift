@@ -30,7 +30,7 @@ public struct LinkHello: Sendable, Hashable {
 /// ```
 /// `ack` is cumulative: every message up to it was taken by the consumer. Presence frames carry
 /// no sequence number: they are best effort, and a lost one is made good by the next report.
-enum SessionFrame: Sendable, Equatable {
+package enum SessionFrame: Sendable, Equatable {
     case hello(LinkHello)
     case data(sequence: Int, ack: Int, payload: [UInt8])
     case ack(Int)
@@ -48,7 +48,7 @@ enum SessionFrame: Sendable, Equatable {
         case hello = 1, data, ack, heartbeat, heartbeatReply, presence
     }
 
-    func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var bytes: [UInt8] = []
         switch self {
         case .hello(let hello):
@@ -84,7 +84,7 @@ enum SessionFrame: Sendable, Equatable {
     }
 
     /// Decodes one frame; throws for anything that is not exactly one well-formed frame.
-    init(decoding bytes: [UInt8]) throws(SessionFrameError) {
+    package init(decoding bytes: [UInt8]) throws(SessionFrameError) {
         guard let first = bytes.first else { throw .emptyFrame }
         guard let tag = Tag(rawValue: first) else { throw .unknownType(first) }
         var reader = FieldReader(bytes: bytes, frame: "\(tag)")

@@ -1,4 +1,5 @@
 import ArcusCRDT
+import ArcusCodec
 import ArcusStore
 
 /// The records the sync engine keeps in its store (`Store.syncRecord`), as JSON text.
@@ -126,8 +127,9 @@ struct LocalSubscription: Sendable {
     var evictions: UInt64 = 0
 
     /// Beyond this many missing documents, an eviction lowers `knowledge` instead (costing a
-    /// rescan by each peer, but keeping records and summaries small).
-    static let missingLimit = 10_000
+    /// rescan by each peer, but keeping records and summaries small). The most keys a `missing`
+    /// message may carry (the codec refuses more before decoding them).
+    static let missingLimit = CodecLimits.standard.maximumMissingKeys
 
     var record: [UInt8] {
         SyncRecords.encode(.object([

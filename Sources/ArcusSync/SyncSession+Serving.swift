@@ -120,8 +120,9 @@ struct ServedSubscription {
 }
 
 extension SyncSession {
-    /// Most documents a peer may ask for by key before they are sent.
-    static let resendLimit = 1 << 20
+    /// Most documents a peer may ask for by key, per subscription, before they are sent: as many
+    /// as a subscriber ever lists (`LocalSubscription.missingLimit`, one `missing` message).
+    static let resendLimit = LocalSubscription.missingLimit
 
     func receivedSubscribe(_ subscribe: Subscribe) {
         let query: SubscriptionQuery
@@ -169,12 +170,16 @@ extension SyncSession {
         // Unknown: the summary that follows gets the error that makes the peer say it all again.
         guard refusedSubscriptions[missing.subscriptionID] == nil,
               var subscription = served[missing.subscriptionID] ?? servedRecord(missing.subscriptionID) else { return }
-        subscription.resend.formUnion(missing.keys)
-        guard subscription.resend.count <= Self.resendLimit else {
-            throw SyncProtocolError("the peer asked for more than \(Self.resendLimit) documents by key")
+        // Only keys the subscription could send are kept: of its collection, and readable.
+        let keys = missing.keys.filter { key in
+            permissions.read.contains(key.collection) && (subscription.query.collection.map { $0 == key.collection } ?? true)
         }
+        guard subscription.resend.count + keys.count <= Self.resendLimit || subscription.resend.union(keys).count <= Self.resendLimit else {
+            throw SyncProtocolError("the peer asked for more than \(Self.resendLimit) documents of \(subscription.query) by key")
+        }
+        subscription.resend.formUnion(keys)
         subscription.vouchInReply = true
-        for key in missing.keys { peerHas[key] = nil }
+        for key in keys { peerHas[key] = nil }
         served[subscription.id] = subscription
     }
 

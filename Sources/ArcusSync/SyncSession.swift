@@ -124,7 +124,9 @@ public actor SyncSession {
         self.channel = channel
         self.pulling = pulling
         self.permissions = permissions
-        batchSize = engine.options.batchSize.map { max($0, 1) } ?? min(max(channel.preferredFrameSize / 64, 16), 2048)
+        // Never more documents than a receiver's decoder takes in one batch.
+        batchSize = engine.options.batchSize.map { min(max($0, 1), CodecLimits.standard.maximumDocumentsPerBatch) }
+            ?? min(max(channel.preferredFrameSize / 64, 16), 2048)
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         doorbell = continuation
         doorbellStream = stream

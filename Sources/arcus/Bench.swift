@@ -5,7 +5,9 @@ import Foundation
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure Arcus and print figures, one JSON line per run.",
-        subcommands: [BenchTrace.self, BenchStore.self, BenchLAN.self, BenchBLE.self, BenchCloud.self, BenchWriteLoad.self]
+        subcommands: [
+            BenchTrace.self, BenchStore.self, BenchLAN.self, BenchBLE.self, BenchCloud.self, BenchWriteLoad.self, BenchAmplification.self,
+        ]
     )
 }
 
@@ -99,6 +101,40 @@ struct BenchStore: ParsableCommand {
         print(figures.jsonLine)
     }
 }
+
+struct BenchAmplification: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "amplification",
+        abstract: "Send hostile frames to a sync session and print the peak memory each makes it take.",
+        discussion: """
+            Each frame of issue 17's finding 5 (a step-key batch, a zstd bomb, a missing flood, …) goes, after a \
+            hello and a subscription, to a fresh store's sync session over a loopback link in the mesh's \
+            fragments, in a child process of its own. One JSON line per frame: its wire size, the growth of \
+            the child's peak resident size (VmHWM) over its size just before the frame, and why the session \
+            ended. A child that grows past --kill-above-mib is killed and reported so.
+            """
+    )
+
+    @Option(help: "Only this frame, measured in this process: \(HostileFrame.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var frame: HostileFrame?
+
+    @Option(name: .customLong("kill-above-mib"), help: "Kill a child whose resident size passes this many MiB.")
+    var killAboveMiB = 1024
+
+    func run() async throws {
+        if let frame {
+            print(try await AmplificationBench.measure(frame).jsonLine)
+            return
+        }
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        try AmplificationBench.runInChildren(executable: executable, frames: HostileFrame.allCases, killAboveMiB: killAboveMiB) { line in
+            // A line per child as it ends: a run takes a while.
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        }
+    }
+}
+
+extension HostileFrame: ExpressibleByArgument {}
 
 struct BenchWriteLoad: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,4 +1,5 @@
 import ArcusCRDT
+import ArcusCodec
 import Foundation
 import Testing
 @testable import ArcusStore
@@ -136,5 +137,29 @@ struct StoreBadInputTests {
             }
         }
         try Self.expectUnchanged(t, before)
+    }
+
+    @Test("an _id longer than 1 KiB is refused by DQL, by a transaction and from a peer; 1 KiB is fine")
+    func longID() throws {
+        let t = try Self.seeded()
+        let before = try Self.fingerprint(t.store)
+        let long = String(repeating: "k", count: 1025)
+        let statement = try #require(throws: StoreError.self) {
+            try t.store.execute("INSERT INTO cars DOCUMENTS (:doc)", arguments: ["doc": ["_id": .string(long), "make": "kia"]])
+        }
+        #expect("\(statement)".contains("an _id of 1025 bytes is longer than the 1024 bytes an _id may have"), "\(statement)")
+        #expect(throws: StoreError.self) { try t.store.write { tx in _ = try tx.upsert(["_id": .string(long)], into: "cars") } }
+        let object: Value = ["part": .string(String(repeating: "p", count: 1020))]
+        #expect(throws: StoreError.self) { try t.store.write { tx in _ = try tx.upsert(["_id": object], into: "cars") } }
+        // A delta from elsewhere with such a key is not merged either.
+        var state = DocumentState()
+        _ = state.upsert(["make": "kia"], at: Stamp(time: Timestamp(milliseconds: 5), site: SiteID(77)))
+        #expect(throws: StoreError.self) {
+            try t.store.merge(DeltaBatch(documents: [DocumentDelta(key: DocumentKey("cars", long), state: state)]))
+        }
+        try Self.expectUnchanged(t, before)
+        let longest = String(repeating: "k", count: 1024)
+        try t.store.execute("INSERT INTO cars DOCUMENTS (:doc)", arguments: ["doc": ["_id": .string(longest), "make": "kia"]])
+        #expect(try t.store.collection("cars").findByID(.string(longest)).exec() != nil)
     }
 }

@@ -1,3 +1,4 @@
+import ArcusCodec
 import ArcusMesh
 import ArcusSync
 import Synchronization
@@ -9,9 +10,12 @@ public final class LinkSyncChannel: SyncChannel {
     public let messages: MessageChannel
     private let counts = Mutex((frames: 0, bytes: 0))
 
-    /// Wraps `link`; frames up to `maximumFrameSize` bytes go through (the codec's own limit is
-    /// 16 MiB; a delta batch is cut well below it).
-    public init(_ link: any Link, maximumFrameSize: Int = 16 << 20) {
+    /// The largest frame the codec decodes: more would be refused after it was buffered.
+    public static let largestFrame = CodecLimits.standard.maximumFrameLength + FrameHeader.maximumOverhead
+
+    /// Wraps `link`; frames up to `maximumFrameSize` bytes go through (by default the codec's
+    /// own limit, 8 MiB; a delta batch is cut well below it).
+    public init(_ link: any Link, maximumFrameSize: Int = LinkSyncChannel.largestFrame) {
         messages = MessageChannel(link, maximumMessageSize: maximumFrameSize)
     }
 

@@ -1,4 +1,5 @@
 import ArcusCRDT
+import ArcusCodec
 import Foundation
 
 /// The `_id` of a document being written: taken from its fields or generated, and checked.
@@ -16,15 +17,11 @@ enum DocumentIdentity {
         return try checked(id)
     }
 
+    /// The rules are the codec's (`DocumentIDRules`): a document this store takes is one it can
+    /// send to every peer, and one a peer may send it.
     private static func checked(_ id: Value) throws -> Value {
-        switch id {
-        case .string(let s) where !s.isEmpty: return id
-        case .object(let o) where !o.isEmpty:
-            guard id.nestingDepth <= 8 else { throw StoreError.invalidDocument("an object _id may nest at most 8 levels") }
-            return id
-        default:
-            throw StoreError.invalidDocument("_id must be a non-empty string or object, not \(id.jsonString)")
-        }
+        if let problem = DocumentIDRules.problem(with: id) { throw StoreError.invalidDocument(problem) }
+        return id
     }
 
     /// 24 hex digits like a MongoDB ObjectId: seconds since 1970, then 8 random bytes, so ids

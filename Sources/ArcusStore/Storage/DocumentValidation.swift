@@ -1,4 +1,5 @@
 import ArcusCRDT
+import ArcusCodec
 
 /// What every value written into a document must satisfy, whichever API wrote it: JSON can
 /// carry it (no NaN or infinity), it nests no deeper than `Value.maximumNestingDepth` counted
@@ -56,8 +57,12 @@ enum DocumentValidation {
 }
 
 extension DocumentValidation {
-    /// A delta from elsewhere (a peer): nothing in it may nest deeper than a document may.
+    /// A delta from elsewhere (a peer): its `_id` is one this store could have written, and
+    /// nothing in it nests deeper than a document may.
     static func check(delta: DocumentState, key: DocumentKey) throws {
+        if let problem = DocumentIDRules.problem(with: key.id) {
+            throw StoreError.invalidDocument("a change to a document of \(key.collection) was not merged: \(problem)")
+        }
         let limit = Value.maximumNestingDepth
         for cell in delta.cells {
             // A field at cell depth d has a path of d + 1 names; a map there adds a level.
