@@ -8,6 +8,8 @@ public enum LinkAdmissionError: Error, Sendable, Hashable, CustomStringConvertib
     /// The peer's first frame was not a valid hello, or contradicted ours.
     case peerViolation(link: String, SessionFrameError)
     case fragmentViolation(link: String, FragmentationError)
+    /// The caller's `mayBind` said no once the peer had said hello (no room for another link).
+    case notAdmitted(link: String, peer: PeerID)
     case multiplexerClosed
 
     public var description: String {
@@ -16,6 +18,7 @@ public enum LinkAdmissionError: Error, Sendable, Hashable, CustomStringConvertib
         case .helloTimedOut(let link, let after): return "\(link): no hello from the peer within \(after)"
         case .peerViolation(let link, let error): return "\(link): \(error)"
         case .fragmentViolation(let link, let error): return "\(link): \(error)"
+        case .notAdmitted(let link, let peer): return "\(link): no room for another link of its kind (peer \(peer))"
         case .multiplexerClosed: return "the multiplexer is closed"
         }
     }

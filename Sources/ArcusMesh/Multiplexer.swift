@@ -56,8 +56,15 @@ public actor Multiplexer {
     /// Says hello on a link this side dialled (`.dialer`) or accepted (`.acceptor`), waits for the
     /// peer's, and binds the link to the peer's session, which then owns it. Throws
     /// `LinkAdmissionError` (and closes the link) if the hello does not come or is not valid.
+    ///
+    /// `mayBind`, asked once the peer has said hello, can refuse the link (`.notAdmitted`): a
+    /// caller that limits links decides there, never across the wait for a hello. (Held across
+    /// it, a limit's lock deadlocks two peers that dial each other at once: each side's lock
+    /// waits on one link for the hello the other side's lock holds back on the other link.)
     @discardableResult
-    public nonisolated func add(_ link: any Link, as role: LinkRole) async throws(LinkAdmissionError) -> PeerSession {
+    public nonisolated func add(
+        _ link: any Link, as role: LinkRole, mayBind: @Sendable (PeerID) async -> Bool = { _ in true }
+    ) async throws(LinkAdmissionError) -> PeerSession {
         guard let dialID = await dialID(for: role) else {
             link.close()
             throw .multiplexerClosed
@@ -107,6 +114,10 @@ public actor Multiplexer {
             throw refused(.peerViolation(link: link.description, error))
         }
 
+        guard await mayBind(theirs.peer) else {
+            channel.close()
+            throw refused(.notAdmitted(link: link.description, peer: theirs.peer))
+        }
         let session = await session(with: theirs.peer)
         let dialer = role == .dialer ? localPeer : theirs.peer
         let linkDialID = role == .dialer ? dialID : theirs.dialID

@@ -86,9 +86,11 @@ extension Agent {
     }
 
     /// Whether a link of scarce `kind` from `peer` may be bound: it may when the peer is already
-    /// linked on it (a duplicate the multiplexer settles) or a slot is free.
+    /// linked on it, or has a slot being bound (a duplicate the multiplexer settles), or a slot is
+    /// free.
     func hasScarceRoom(for peer: PeerID, kind: LinkKind) async -> Bool {
         let (linked, _) = await scarceLinks(of: kind)
-        return linked.contains { $0.peer == peer } || linked.count < configuration.scarceLinks.limit
+        let taken = Set(linked.map(\.peer)).union(scarceReservations.withLock { $0.keys })
+        return taken.contains(peer) || taken.count < configuration.scarceLinks.limit
     }
 }

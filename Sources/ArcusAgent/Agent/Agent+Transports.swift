@@ -1,6 +1,7 @@
 import ArcusMesh
 import ArcusSync
 import Logging
+import Synchronization
 
 extension Agent {
     /// Starts `transport` and serves its events until it stops: accepted links are secured and
@@ -132,16 +133,34 @@ extension Agent {
             return nil
         }
         let peer = secured.link.peer
-        // On a scarce transport the check and the binding go together, so that links admitted
-        // at once cannot together pass the limit.
-        @Sendable func bind() async -> PeerSession? {
-            if kind.isScarce, await !hasScarceRoom(for: peer.peerID, kind: kind) {
-                logger.debug("refused a link: every \(kind.rawValue) slot is taken", metadata: ["peer": "\(peer.peerID)"])
-                secured.link.close()
-                return nil
+        // On a scarce transport a slot is taken, under a lock, once the peer has said hello, and
+        // held until the link is bound: links admitted at once cannot together pass the limit.
+        let reserved = Mutex<PeerID?>(nil)
+        @Sendable func mayBind(_ remote: PeerID) async -> Bool {
+            guard kind.isScarce else { return true }
+            return await scarceAdmissions.withLock {
+                guard await hasScarceRoom(for: remote, kind: kind) else {
+                    logger.debug("refused a link: every \(kind.rawValue) slot is taken", metadata: ["peer": "\(remote)"])
+                    return false
+                }
+                scarceReservations.withLock { $0[remote, default: 0] += 1 }
+                reserved.withLock { $0 = remote }
+                return true
+            }
+        }
+        func bind() async -> PeerSession? {
+            defer {
+                if let remote = reserved.withLock({ $0 }) {
+                    scarceReservations.withLock { reservations in
+                        reservations[remote, default: 1] -= 1
+                        if reservations[remote] == 0 { reservations[remote] = nil }
+                    }
+                }
             }
             do {
-                return try await multiplexer.add(secured.link, as: role == .initiator ? .dialer : .acceptor)
+                return try await multiplexer.add(secured.link, as: role == .initiator ? .dialer : .acceptor, mayBind: mayBind)
+            } catch LinkAdmissionError.notAdmitted {
+                return nil  // logged by mayBind, at debug: a full radio is no fault
             } catch {
                 strangerLog.log(
                     .warning, "link refused by the multiplexer", "link refused by the multiplexer", source: peer.peerID.description,
@@ -151,7 +170,7 @@ extension Agent {
                 return nil
             }
         }
-        let bound = kind.isScarce ? await scarceAdmissions.withLock { await bind() } : await bind()
+        let bound = await bind()
         guard let session = bound else { return nil }
         watchExpiry(of: peer)
         let isNew = syncedPeers.withLock { $0.insert(peer.peerID).inserted }

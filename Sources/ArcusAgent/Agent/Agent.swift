@@ -41,6 +41,8 @@ public final class Agent: Service, Sendable {
     let syncedPeers = Mutex<Set<PeerID>>([])
     /// Admits links of scarce transports one at a time (see `admit`).
     let scarceAdmissions = AsyncLock()
+    /// Peers with a scarce link between the room check and its binding, and how many such links.
+    let scarceReservations = Mutex<[PeerID: Int]>([:])
     /// In a certificate mesh, the writers' certificates and the revocation list in force.
     public let origins: MeshOrigins?
     /// Revocation lists as they are adopted, with the peers each newly revokes.
