@@ -68,9 +68,12 @@ struct StatusSummary {
         var facts: [[String]] = [
             ["agent", "\(status.name) (\(status.peer))"],
             ["uptime", Self.duration(status.uptimeSeconds)],
-            ["transports", status.transports.joined(separator: ", ")],
+            ["transports", status.transports.isEmpty ? "none running" : status.transports.joined(separator: ", ")],
             ["data", status.data],
         ]
+        for (name, failure) in (status.transportsFailed ?? [:]).sorted(by: { $0.key < $1.key }) {
+            facts.append(["transport \(name)", "did not start: \(failure)"])
+        }
         let store = status.store
         if let error = store.error {
             facts.append(["store", "\(Self.bytes(store.bytes)) of database files; \(error)"])
@@ -211,6 +214,7 @@ private struct AgentStatus: Decodable {
     }
     var name, peer, data: String
     var transports: [String]
+    var transportsFailed: [String: String]?
     var uptimeSeconds: Double
     var store: Store
     var sync: Sync

@@ -82,5 +82,35 @@ struct AgentBluetoothProcessTests {
             #expect(lines.first?.contains("EAFNOSUPPORT") == true && lines.first?.contains("modprobe bluetooth") == true, "\(agent.log)")
         }
         #expect(agent.log.contains("transport=lan") && agent.log.contains("transport started"))
+
+        // Where a user looks: the ready line, /v1/status and `arcus status` name only the
+        // transport that runs, and say why the other does not.
+        let readyText = try String(contentsOf: agent.standardOutput, encoding: .utf8)
+        guard case .object(let ready)? = try readyText.split(separator: "\n").first.map({ try Value(json: String($0)) }) else {
+            Issue.record("no ready line: \(readyText)")
+            return
+        }
+        #expect(ready["transports"] == .array(["lan"]), "\(readyText)")
+        var failed: [String: Value] = [:]
+        if case .object(let object)? = ready["transports_failed"] { failed = object }
+        #expect(failed["ble"]?.stringValue?.contains(hasBluetooth ? "" : "EAFNOSUPPORT") == true, "\(readyText)")
+        let status = try await agent.request(.GET, "/v1/status")
+        #expect(status.body.contains("\"transports_failed\":{\"ble\":"), "\(status.body.prefix(400))")
+        let table = try await ArcusProcess.runOffPool(["status", "--agent", agent.url])
+        #expect(table.standardOutput.contains("transport ble") && table.standardOutput.contains("did not start"), "\(table.standardOutput)")
+    }
+
+    @Test("where the kernel has no Bluetooth, --transports ble alone exits 1 saying no transport could start, and why",
+          .enabled(if: (try? SeqPacketSocket.l2cap()) == nil, "this kernel has Bluetooth: the transport may start"))
+    func onlyTransportCannotStart() async throws {
+        let scratch = try MeshScratch("onlyble")
+        defer { scratch.remove() }
+        let outcome = try await ArcusProcess.runOffPool(
+            ["agent", "--data", scratch.data("a"), "--http", "127.0.0.1:0", "--config", scratch.config.path, "--transports", "ble"]
+        )
+        #expect(outcome.status == 1, "\(outcome.standardError)")
+        #expect(outcome.standardError.contains("no transport could start") && outcome.standardError.contains("ble: this kernel has no Bluetooth"),
+                "\(outcome.standardError)")
+        #expect(!outcome.standardOutput.contains("\"ready\""), "\(outcome.standardOutput)")
     }
 }

@@ -10,6 +10,16 @@ extension Agent {
     public static func runUntilSignalled(_ configuration: AgentConfiguration, logger: Logger) async throws {
         let registry = PrometheusCollectorRegistry()
         let agent = try Agent(configuration: configuration, metricsFactory: PrometheusMetricsFactory(registry: registry), logger: logger)
+        // Transports start before the API says it is ready, and an agent none of whose
+        // transports could start says why and exits, rather than run without a link.
+        let started = await agent.startTransports()
+        if !started.isEmpty, started.allSatisfy({ $0.failure != nil }) {
+            for transport in agent.transports { await transport.stop() }
+            throw CommandError(
+                "no transport could start, so this agent could never link to a peer:\n"
+                    + started.map { "  \($0.name): \($0.failure ?? "")" }.joined(separator: "\n")
+            )
+        }
         let systemd = SystemdNotifier()
         let http = AgentHTTPAPI.application(for: agent, registry: registry, logger: logger) { url in
             let line = agent.readyLine(http: url)

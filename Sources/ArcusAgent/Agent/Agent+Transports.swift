@@ -9,15 +9,17 @@ extension Agent {
     /// (`keepDialled`) — unless it advertises an id higher than ours, for then it dials us, so
     /// that two agents do not both dial (the multiplexer copes if they do). Static peers advertise
     /// no id until the handshake, so they are dialled whatever theirs is.
+    /// Starts every transport, once (later calls wait for the first): `run` does, and so does
+    /// `arcus agent` before it says it is ready, so that the ready line names only transports
+    /// that run.
+    @discardableResult
+    func startTransports() async -> [TransportStarts.Outcome] {
+        await transportStarts.startOnce(transports, logger: logger)
+    }
+
+    /// Serves a started transport's events until it stops.
     func runTransport(_ transport: any Transport) async {
         let kind = transport.kind
-        do {
-            try await transport.start()
-            logger.info("transport started", metadata: ["transport": "\(kind.rawValue)", "endpoint": "\(transport.localEndpoint)"])
-        } catch {
-            logger.error("transport did not start", metadata: ["transport": "\(kind.rawValue)", "error": "\(error)"])
-            return
-        }
         var dials: [String: Task<Void, Never>] = [:]
         // A transport with few links dials within its budget (peers with an advertised id);
         // the others keep every announced peer dialled.

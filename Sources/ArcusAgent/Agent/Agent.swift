@@ -35,6 +35,8 @@ public final class Agent: Service, Sendable {
     let logger: Logger
     /// Every transport the agent runs; LAN, Bluetooth and cloud join this list as they are built.
     let transports: [any Transport]
+    /// Which transports started (see `startTransports`).
+    let transportStarts: TransportStarts
     /// Secures links for sync; nil when no mesh credential is configured (links are refused).
     let connector: SecureConnector?
     /// Peers whose mesh session already carries a sync session.
@@ -158,6 +160,9 @@ public final class Agent: Service, Sendable {
             }
             self.transports = made
         }
+        transportStarts = TransportStarts(
+            names: transports == nil ? configuration.transports.map(\.rawValue) : self.transports.map(\.kind.rawValue)
+        )
         if !configuration.transports.contains(.cloud) && !configuration.cloud.urls.isEmpty {
             logger.warning("--cloud is for the cloud transport, which this agent does not run (add cloud to --transports)")
         }
@@ -247,9 +252,11 @@ public final class Agent: Service, Sendable {
         var fields: [String: Value] = [
             "agent": "ready", "http": .string(url), "peer": .string(identity.peerID.description),
             "name": .string(configuration.name), "data": .string(configuration.dataDirectory),
-            "transports": .array(configuration.transports.map { .string($0.rawValue) }),
+            "transports": .array(transportStarts.running.map { .string($0) }),
             "token_file": .string(APITokenFile.path(in: configuration.dataDirectory)),
         ]
+        let failed = transportStarts.failed
+        if !failed.isEmpty { fields["transports_failed"] = .object(failed.mapValues { .string($0) }) }
         if let exposure = httpExposure(url: url) { fields["exposed_to"] = .string(exposure) }
         return Value.object(fields).jsonString
     }
@@ -267,8 +274,9 @@ public final class Agent: Service, Sendable {
     /// the observe streams (so that the HTTP server can drain), the transports, the sync
     /// sessions, the multiplexer.
     public func run() async throws {
+        let started = await startTransports()
         await withDiscardingTaskGroup { group in
-            for transport in transports {
+            for (transport, outcome) in zip(transports, started) where outcome.failure == nil {
                 group.addTask { await self.runTransport(transport) }
             }
             group.addTask { await self.watchSessions() }
