@@ -8,15 +8,24 @@ public enum BluetoothRadio: Sendable {
 }
 
 public struct L2CAPRadioSettings: Sendable {
-    /// The adapter to listen on (the wildcard lets the kernel choose) and the PSM: 0 for a dynamic
-    /// one, or a configured one (below 0x80 needs CAP_NET_BIND_SERVICE).
-    public var adapter: L2CAPAddress
+    /// The controller to use (`--ble-adapter`); nil for the lowest-numbered one.
+    public var adapter: BluetoothAdapter?
+    /// The PSM to listen on: 0 for a dynamic one, or a configured one (below 0x80 needs
+    /// CAP_NET_BIND_SERVICE).
+    public var psm: UInt16
     /// The largest SDU this end accepts (BT_RCVMTU).
     public var receiveMTU: UInt16
+    /// The radio link's own security. Low by default: every session over it is authenticated and
+    /// encrypted by the mesh's Noise handshake, and medium or high would make the kernel pair,
+    /// which waits for a pairing agent that a device with no one at it does not have.
     public var security: BluetoothSecurityLevel
 
-    public init(adapter: L2CAPAddress = .any(), receiveMTU: UInt16 = UInt16(EmulatedLinkPair.defaultMTU), security: BluetoothSecurityLevel = .medium) {
+    public init(
+        adapter: BluetoothAdapter? = nil, psm: UInt16 = 0, receiveMTU: UInt16 = UInt16(EmulatedLinkPair.defaultMTU),
+        security: BluetoothSecurityLevel = .low
+    ) {
         self.adapter = adapter
+        self.psm = psm
         self.receiveMTU = receiveMTU
         self.security = security
     }

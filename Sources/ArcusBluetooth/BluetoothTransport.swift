@@ -22,6 +22,9 @@ public final class BluetoothTransport: Transport {
     /// the emulated radio, by connecting process).
     public let pendingHandshakes: PendingHandshakes
     public let events: AsyncStream<TransportEvent>
+    /// What a person should hear about the radio as it runs: a controller powered off or back,
+    /// discovery refused. The agent logs it.
+    private let report: @Sendable (String) -> Void
     private let eventSink: AsyncStream<TransportEvent>.Continuation
     private let state = Mutex(State())
 
@@ -43,8 +46,12 @@ public final class BluetoothTransport: Transport {
         var tasks: [Task<Void, Never>] = []
     }
 
-    public init(radio: BluetoothRadio, peer: PeerID, meshHash: String = "", pendingHandshakes: PendingHandshakes = PendingHandshakes()) {
+    public init(
+        radio: BluetoothRadio, peer: PeerID, meshHash: String = "", pendingHandshakes: PendingHandshakes = PendingHandshakes(),
+        report: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         self.radio = radio
+        self.report = report
         self.peer = peer
         self.meshHash = meshHash
         self.pendingHandshakes = pendingHandshakes
@@ -137,25 +144,32 @@ public final class BluetoothTransport: Transport {
 
     // MARK: The L2CAP radio
 
-    /// Listens on a dynamic PSM, then advertises it and scans through the kernel's management
-    /// socket (`BlueZDiscovery`). Accepted channels go through the same hello as emulated ones.
+    /// Picks the controller, listens on it (on a dynamic PSM unless one is configured), then
+    /// advertises the PSM and scans through the kernel's management socket (`BlueZDiscovery`).
+    /// Accepted channels go through the same hello as emulated ones.
     private func startL2CAP(_ settings: L2CAPRadioSettings) async throws {
-        let socket = try SeqPacketSocket.l2cap()
-        // The configured PSM, or 0: dynamic, the kernel picks one in 0x80...0xFF.
-        let address = settings.adapter
+        let management = try SeqPacketLink(socket: try SeqPacketSocket.management(), mtu: 4096, description: "bluetooth management")
+        let client = ManagementClient(link: management)
+        let controller: BlueZDiscovery.Controller
+        let listener: SeqPacketListener
+        let psm: UInt16
         do {
-            try socket.setReceiveMTU(settings.receiveMTU)
-            try socket.setSecurity(settings.security)
-            try socket.bind(address)
-            try socket.listen()
+            controller = try await BlueZDiscovery.controller(settings.adapter, client: client)
+            var address = controller.address
+            address.psm = settings.psm
+            let socket = try SeqPacketSocket.l2capListener(on: address, receiveMTU: settings.receiveMTU, security: settings.security)
+            do {
+                psm = try socket.boundL2CAPAddress().psm
+                listener = try SeqPacketListener(listening: socket)
+            } catch {
+                socket.close()
+                throw error
+            }
         } catch {
-            socket.close()
+            await client.close()
             throw error
         }
-        let bound = try socket.boundL2CAPAddress()
-        let listener = try SeqPacketListener(listening: socket)
-        let management = try SeqPacketLink(socket: try SeqPacketSocket.management(), mtu: 4096, description: "bluetooth management")
-        let discovery = BlueZDiscovery(client: ManagementClient(link: management), psm: UInt8(bound.psm), peer: peer, meshHash: meshHash)
+        let discovery = BlueZDiscovery(client: client, controller: controller, psm: UInt8(psm), peer: peer, meshHash: meshHash, report: report)
         do {
             try await discovery.start { [weak self] change in self?.discovered(change) }
         } catch {
@@ -175,6 +189,9 @@ public final class BluetoothTransport: Transport {
         }
     }
 
+    /// The controller this transport runs on, once started on an adapter.
+    public var controller: BlueZDiscovery.Controller? { state.withLock { $0.discovery?.controller } }
+
     private func discovered(_ change: BlueZDiscovery.Change) {
         state.withLock { state in
             guard state.phase == .running else { return }
@@ -187,23 +204,28 @@ public final class BluetoothTransport: Transport {
         }
     }
 
-    /// Connects an L2CAP LE channel to the endpoint's address and PSM (off the cooperative pool:
-    /// an LE connection takes its time), then says hello.
+    /// Connects an L2CAP LE channel from this transport's controller to the endpoint's address
+    /// and PSM (off the cooperative pool: an LE connection takes its time), then says hello.
+    /// Discovery pauses meanwhile: the kernel connects only once it has stopped.
     private func dialL2CAP(_ endpoint: TransportEndpoint, _ settings: L2CAPRadioSettings) async throws -> any Link {
         guard let address = BlueZDiscovery.parse(endpoint.address) else { throw TransportError.unknownEndpoint(endpoint) }
-        let socket = try SeqPacketSocket.l2cap()
+        guard let discovery = state.withLock({ $0.discovery }) else { throw TransportError.notRunning(transport: name) }
         let peer = self.peer
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        let local = discovery.controller.address
+        await discovery.dialStarts()
+        defer { discovery.dialEnded() }
+        let socket = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<SeqPacketSocket, any Error>) in
             Thread {
                 do {
-                    try socket.setReceiveMTU(settings.receiveMTU)
-                    try socket.setSecurity(settings.security)
-                    try socket.bind(L2CAPAddress.any(type: settings.adapter.type))
-                    try socket.connect(address)
-                    guard try socket.sendWithoutBlocking(LinkHello.encode(peer)) else { throw TransportError.unreachable(endpoint) }
-                    continuation.resume()
+                    let socket = try SeqPacketSocket.l2capConnection(from: local, to: address, receiveMTU: settings.receiveMTU, security: settings.security)
+                    do {
+                        guard try socket.sendWithoutBlocking(LinkHello.encode(peer)) else { throw TransportError.unreachable(endpoint) }
+                    } catch {
+                        socket.close()
+                        throw error
+                    }
+                    continuation.resume(returning: socket)
                 } catch {
-                    socket.close()
                     continuation.resume(throwing: error)
                 }
             }.start()

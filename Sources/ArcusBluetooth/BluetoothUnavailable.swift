@@ -7,6 +7,9 @@ public enum BluetoothUnavailable: Error, Sendable, Hashable, CustomStringConvert
     case noKernelSupport
     /// EPERM or EACCES: the process lacks the capabilities that L2CAP sockets need.
     case notPermitted(SocketError)
+    /// EACCES on connect: the link's security (pairing) was refused, by the peer or by the local
+    /// stack when no pairing agent answered.
+    case securityRefused(SocketError)
     /// EHOSTUNREACH or ENODEV on bind or connect: there is no adapter, or it is down.
     case noAdapter(SocketError)
 
@@ -14,6 +17,8 @@ public enum BluetoothUnavailable: Error, Sendable, Hashable, CustomStringConvert
     public init?(_ error: SocketError) {
         switch (error.operation, error.errno) {
         case (.open, EAFNOSUPPORT): self = .noKernelSupport
+        // On connect, EACCES is the link's security refused (pairing), not a missing capability.
+        case (.connect, EACCES): self = .securityRefused(error)
         case (_, EPERM), (_, EACCES): self = .notPermitted(error)
         case (.bind, EHOSTUNREACH), (.bind, ENODEV), (.connect, EHOSTUNREACH), (.connect, ENODEV):
             self = .noAdapter(error)
@@ -36,6 +41,10 @@ public enum BluetoothUnavailable: Error, Sendable, Hashable, CustomStringConvert
                 + "(e.g. `setcap cap_net_admin+ep` on the binary), or run it as a service user with it "
                 + "(AmbientCapabilities=CAP_NET_ADMIN, as Hardware/systemd/arcus.service does). "
                 + Self.emulatedHint
+        case .securityRefused(let error):
+            return "the Bluetooth link's security was refused (\(error)): a link at medium or high security needs pairing, "
+                + "which needs a pairing agent at both ends; Arcus asks for low (its handshake authenticates and encrypts), "
+                + "so the peer may be a different program, or an old Arcus asking for pairing"
         case .noAdapter(let error):
             return "no Bluetooth adapter is available (\(error)). "
                 + "Check `btmgmt info` or `bluetoothctl list`: plug in or power on an adapter (`bluetoothctl power on`), "

@@ -55,6 +55,9 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(help: "For --transports ble on an adapter: the L2CAP PSM to listen on, 128-255 (default: one the kernel picks).")
     var blePsm: Int?
 
+    @Option(help: "For --transports ble on an adapter: the controller to use, hciN or its address AA:BB:CC:DD:EE:FF (default: the lowest-numbered; `btmgmt info` lists them). Each agent on one host needs its own.")
+    var bleAdapter: String?
+
     @Option(help: "For --transports cloud: the NATS relay, nats://HOST:PORT or tls://HOST:PORT (repeatable, for a cluster).")
     var cloud: [String] = []
 
@@ -72,7 +75,7 @@ struct AgentCommand: AsyncParsableCommand {
             let configuration = try AgentConfiguration.resolve(
                 dataDirectory: data, configFile: config, name: name, http: http, httpExpose: httpExpose, listen: listen,
                 transports: transports, peers: peer, subscriptions: subscribe, bleEmulated: bleEmulated, bleLinks: bleLinks, blePSM: blePsm,
-                cloud: cloud, role: role, clockSkewAllowance: clockSkewAllowance
+                bleAdapter: bleAdapter, cloud: cloud, role: role, clockSkewAllowance: clockSkewAllowance
             )
             try await Agent.runUntilSignalled(configuration, logger: try AgentLogging.standardError(level: logLevel))
         } catch let error as CommandError {

@@ -1,4 +1,5 @@
 import ArcusAgent
+import ArcusBluetooth
 import ArgumentParser
 import Foundation
 
@@ -6,7 +7,7 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure Arcus and print figures, one JSON line per run.",
         subcommands: [
-            BenchTrace.self, BenchStore.self, BenchLAN.self, BenchBLE.self, BenchCloud.self, BenchWriteLoad.self, BenchAmplification.self,
+            BenchTrace.self, BenchStore.self, BenchLAN.self, BenchBLE.self, BenchBLEAdapters.self, BenchCloud.self, BenchWriteLoad.self, BenchAmplification.self,
         ]
     )
 }
@@ -239,6 +240,51 @@ struct BenchBLE: AsyncParsableCommand {
         options.mtu = mtu
         options.bitsPerSecond = rate
         options.connectionInterval = .microseconds(Int64(interval * 1000))
+        let progress: ((String, Double) -> Void)? = quiet ? nil : { phase, share in Terminal.progress(phase, share: share) }
+        let figures = try await BLEBench(options: options).run(progress: progress)
+        if !quiet { Terminal.clearProgress() }
+        print(figures.jsonLine)
+    }
+}
+
+struct BenchBLEAdapters: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ble",
+        abstract: "Two agents on two of this machine's Bluetooth controllers: bulk goodput (beside l2test's on the same pair) and one update's latency.",
+        discussion: """
+            As `arcus bench ble-emulated`, but each agent on a real controller (--adapter SOURCE,FOLLOWER: \
+            hciN or addresses, as --ble-adapter takes them), discovering the other through the kernel and \
+            linking over an L2CAP LE credit-based channel. Give --l2test-bytes-per-s, what BlueZ's l2test \
+            moved between the same two controllers, and goodput_ratio is Arcus's sync bytes per second over \
+            it. Tools/test-bluetooth.sh runs both on virtual controllers in a VM. Build with -c release.
+            """
+    )
+
+    @Option(help: "The source's and the follower's controllers, SOURCE,FOLLOWER (hciN or AA:BB:CC:DD:EE:FF).")
+    var adapter: String
+
+    @Option(help: "How many documents the bulk sync carries.")
+    var docs = 10_000
+
+    @Option(help: "How many single updates to time.")
+    var updates = 20
+
+    @Option(help: "What l2test moved between the same two controllers, in bytes per second (the link's reference rate).")
+    var l2testBytesPerS: Double?
+
+    @Flag(help: "Print no progress on standard error.")
+    var quiet = false
+
+    func run() async throws {
+        let names = adapter.split(separator: ",").map(String.init)
+        guard names.count == 2, let source = BluetoothAdapter(names[0]), let follower = BluetoothAdapter(names[1]), source != follower else {
+            throw ValidationError("--adapter takes two different controllers, SOURCE,FOLLOWER, each hciN or AA:BB:CC:DD:EE:FF; got \(adapter)")
+        }
+        var options = BLEBench.Options()
+        options.documents = docs
+        options.updates = updates
+        options.adapters = (source, follower)
+        options.referenceBytesPerSecond = l2testBytesPerS
         let progress: ((String, Double) -> Void)? = quiet ? nil : { phase, share in Terminal.progress(phase, share: share) }
         let figures = try await BLEBench(options: options).run(progress: progress)
         if !quiet { Terminal.clearProgress() }

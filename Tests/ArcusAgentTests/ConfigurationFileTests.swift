@@ -1,3 +1,4 @@
+import ArcusBluetooth
 @testable import ArcusAgent
 import Foundation
 import Testing
@@ -39,6 +40,7 @@ struct ConfigurationFileTests {
         #expect(all.cloud.urls == ["nats://127.0.0.1:4222"])
         #expect(all.cloud.storedFramesMaxBytes == 268_435_456)
         #expect(all.blePSM == 128)
+        #expect(all.bleAdapter == .index(0))
     }
 
     @Test("TOML values read; the command line wins over the environment, which wins over the file")
@@ -93,6 +95,7 @@ struct ConfigurationFileTests {
             (try write("name = \"a\"\nnmae = \"b\""), [:], "unknown keys [\"nmae\"]"),
             (try write("name = \"a\"\ntransports = [\"lan\""), [:], "not valid TOML: line 2"),
             (try write("ble_links = \"four\""), [:], "ble_links should be a whole number"),
+            (try write("ble_adapter = \"bluetooth0\""), [:], "--ble-adapter takes a controller as hciN or AA:BB:CC:DD:EE:FF"),
             (try write("{\"name\": 3}", named: "agent.json"), [:], "name should be a string"),
             (try write("[1, 2]", named: "agent.json"), [:], "not a JSON object"),
             (nil, ["ARCUS_BLE_LINKS": "many"], "ARCUS_BLE_LINKS must be a whole number"),

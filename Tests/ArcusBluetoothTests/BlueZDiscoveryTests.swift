@@ -15,12 +15,22 @@ struct BlueZDiscoveryTests {
         let link: any Link
         let received = Mutex<[ManagementPacket]>([])
         let settings: UInt32
-        let refusals: [UInt16: ManagementStatus]
+        /// Commands refused, until a test lifts the refusal.
+        let refusals: Mutex<[UInt16: ManagementStatus]>
+        /// The controllers' indices; controller i has address 11:22:33:44:55:66 + i.
+        let controllers: [UInt16]
+        /// Advertising instances other programs hold (of 5).
+        let heldInstances: [UInt8]
 
-        init(link: any Link, settings: UInt32 = 1 | 1 << 9, refusals: [UInt16: ManagementStatus] = [:]) {
+        init(
+            link: any Link, settings: UInt32 = 1 | 1 << 9, refusals: [UInt16: ManagementStatus] = [:], controllers: [UInt16] = [0],
+            heldInstances: [UInt8] = []
+        ) {
             self.link = link
             self.settings = settings
-            self.refusals = refusals
+            self.refusals = Mutex(refusals)
+            self.controllers = controllers
+            self.heldInstances = heldInstances
             Task { await self.serve() }
         }
 
@@ -32,19 +42,22 @@ struct BlueZDiscoveryTests {
                 received.withLock { $0.append(packet) }
                 var answer: [UInt8] = []
                 answer.appendLittleEndian(packet.code)
-                if let refusal = refusals[packet.code] {
+                if let refusal = refusals.withLock({ $0[packet.code] }) {
                     answer.append(refusal.code)
                     try? await link.send(ManagementPacket(code: 0x0002, controller: packet.controller, parameters: answer).encoded)
                     continue
                 }
                 answer.append(0)
                 switch packet.code {
-                case 0x0003: answer += [1, 0, 0, 0]  // one controller, index 0
+                case 0x0003:
+                    answer.appendLittleEndian(UInt16(controllers.count))
+                    for index in controllers { answer.appendLittleEndian(index) }
                 case 0x0004:
-                    answer += [0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 9, 0x0F, 0x00]
+                    answer += [0x66 + UInt8(packet.controller), 0x55, 0x44, 0x33, 0x22, 0x11, 9, 0x0F, 0x00]
                     answer.appendLittleEndian(UInt32(0x3FF))
                     answer.appendLittleEndian(settings)
                     answer += [UInt8](repeating: 0, count: 3 + 249 + 11)
+                case 0x003D: answer += [0, 0, 0, 0, 31, 31, 5, UInt8(heldInstances.count)] + heldInstances
                 default: answer += packet.parameters.prefix(1)
                 }
                 try? await link.send(ManagementPacket(code: 0x0001, controller: packet.controller, parameters: answer).encoded)
@@ -63,35 +76,127 @@ struct BlueZDiscoveryTests {
         }
     }
 
+    /// What a discovery reported, in order.
+    final class Reports: Sendable {
+        let notes = Mutex<[String]>([])
+    }
+
     static let me = PeerID(bytes: [0x40] + [UInt8](repeating: 7, count: 15))!
     static let mesh = "a1b2c3d4e5f60718"
 
-    func discovery(_ kernel: inout KernelDouble?, settings: UInt32 = 1 | 1 << 9, refusals: [UInt16: ManagementStatus] = [:]) throws -> BlueZDiscovery {
+    /// A discovery on the controller `adapter` names (the lowest without one), chosen as the
+    /// transport chooses it; what it reports goes to `reports`.
+    func discovery(
+        _ kernel: inout KernelDouble?, adapter: BluetoothAdapter? = nil, settings: UInt32 = 1 | 1 << 9, refusals: [UInt16: ManagementStatus] = [:],
+        controllers: [UInt16] = [0], heldInstances: [UInt8] = [], reports: Reports? = nil
+    ) async throws -> BlueZDiscovery {
         let (near, far) = try EmulatedLinkPair.make(mtu: 4096)
-        kernel = KernelDouble(link: far, settings: settings, refusals: refusals)
-        return BlueZDiscovery(client: ManagementClient(link: near), psm: 0x81, peer: Self.me, meshHash: Self.mesh, lostAfter: .milliseconds(400))
+        kernel = KernelDouble(link: far, settings: settings, refusals: refusals, controllers: controllers, heldInstances: heldInstances)
+        let client = ManagementClient(link: near)
+        let controller = try await BlueZDiscovery.controller(adapter, client: client)
+        return BlueZDiscovery(
+            client: client, controller: controller, psm: 0x81, peer: Self.me, meshHash: Self.mesh, lostAfter: .milliseconds(400),
+            retryInterval: .milliseconds(50), report: { note in reports?.notes.withLock { $0.append(note) } }
+        )
     }
 
-    @Test("start: the controller list, its information, Add Advertising with this peer's advert, Start Service Discovery for the Arcus UUID; stop withdraws both")
+    @Test("start: the controller list, its information, the advertising instances, Add Advertising with this peer's advert and the UUID in the scan response, Start Service Discovery for the Arcus UUID; stop withdraws both")
     func setsTheAdapterUp() async throws {
         var kernel: KernelDouble?
-        let discovery = try discovery(&kernel)
+        let discovery = try await discovery(&kernel)
         try await discovery.start { _ in }
-        #expect(kernel!.codes == [0x0003, 0x0004, 0x003E, 0x003A])
-        let add = kernel!.received.withLock { $0[2] }
+        #expect(await waitFor { kernel!.codes == [0x0003, 0x0004, 0x003D, 0x003E, 0x003A] }, "\(kernel!.codes)")
+        let add = kernel!.received.withLock { $0[3] }
         let advert = ArcusAdvertisement(psm: 0x81, peer: Self.me, meshHash: Self.mesh).advertisingData
-        #expect(Array(add.parameters.suffix(advert.count)) == advert)
-        #expect(add.parameters.prefix(5) == [1, 0x03, 0, 0, 0], "instance 1, connectable and discoverable")
-        let scan = kernel!.received.withLock { $0[3] }
+        let response = ArcusAdvertisement.scanResponseData
+        #expect(Array(add.parameters.suffix(advert.count + response.count)) == advert + response)
+        #expect(add.parameters.prefix(5) == [5, 0x03, 0, 0, 0], "the highest free instance (5 of 5), connectable and discoverable")
+        let scan = kernel!.received.withLock { $0[4] }
         #expect(Array(scan.parameters.suffix(16)) == ArcusAdvertisement.serviceUUID.littleEndianBytes)
         await discovery.stop()
         #expect(Array(kernel!.codes.suffix(2)) == [0x003F, 0x0024])
+        #expect(kernel!.received.withLock { $0.last { $0.code == 0x003F }?.parameters } == [5], "only its own instance is removed")
+    }
+
+    @Test("the advert takes an instance no other program holds, and stop removes only that one (bluetoothd's adverts stay)")
+    func ownAdvertisingInstance() async throws {
+        var kernel: KernelDouble?
+        let discovery = try await discovery(&kernel, heldInstances: [1, 5])
+        try await discovery.start { _ in }
+        let add = try #require(kernel!.received.withLock { $0.first { $0.code == 0x003E } })
+        #expect(add.parameters.first == 4)
+        await discovery.stop()
+        #expect(kernel!.received.withLock { $0.filter { $0.code == 0x003F }.map(\.parameters) } == [[4]])
+    }
+
+    @Test("--ble-adapter picks the controller by index or address; without it the lowest-numbered; an unknown one is refused naming those there are")
+    func choosesTheController() async throws {
+        var kernel: KernelDouble?
+        #expect(try await discovery(&kernel, controllers: [1, 0]).controller == .init(index: 0, address: L2CAPAddress("11:22:33:44:55:66")!))
+        #expect(try await discovery(&kernel, adapter: .index(1), controllers: [0, 1]).controller.index == 1)
+        let byAddress = try await discovery(&kernel, adapter: BluetoothAdapter("11:22:33:44:55:67"), controllers: [0, 1])
+        #expect(byAddress.controller.index == 1)
+        #expect(kernel!.received.withLock { $0.first { $0.code == 0x003D } } == nil, "choosing starts nothing")
+        try await byAddress.start { _ in }
+        #expect(await waitFor { kernel!.received.withLock { $0.filter { $0.code == 0x003A }.map(\.controller) } == [1] })
+        await byAddress.stop()
+        await #expect(throws: BluetoothNotReady.adapterNotFound("hci7", available: ["hci0 (11:22:33:44:55:66)", "hci1 (11:22:33:44:55:67)"])) {
+            _ = try await self.discovery(&kernel, adapter: .index(7), controllers: [0, 1])
+        }
+        #expect(BluetoothAdapter("hci2") == .index(2) && BluetoothAdapter("bogus") == nil)
+    }
+
+    @Test("a discovery the controller refuses (busy: another program discovers) does not stop start: it is reported once and retried until it runs")
+    func busyDiscoveryIsRetried() async throws {
+        var kernel: KernelDouble?
+        let reports = Reports()
+        let discovery = try await discovery(&kernel, refusals: [0x003A: .busy], reports: reports)
+        try await discovery.start { _ in }
+        defer { Task { await discovery.stop() } }
+        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count >= 3 }, "\(kernel!.codes)")
+        #expect(reports.notes.withLock { $0.filter { $0.contains("could not start") }.count } == 1, "\(reports.notes.withLock { $0 })")
+        kernel!.refusals.withLock { $0 = [:] }
+        #expect(await waitFor { reports.notes.withLock { $0.contains { $0.contains("runs again") } } }, "\(reports.notes.withLock { $0 })")
+    }
+
+    @Test("a dial stops discovery until it ends (the kernel connects only once discovery has stopped), then discovery starts again")
+    func dialPausesDiscovery() async throws {
+        var kernel: KernelDouble?
+        let discovery = try await discovery(&kernel)
+        try await discovery.start { _ in }
+        defer { Task { await discovery.stop() } }
+        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 1 })
+        try await Task.sleep(for: .milliseconds(100))
+        await discovery.dialStarts()
+        #expect(kernel!.codes.last == 0x0024)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(kernel!.codes.filter { $0 == 0x003A }.count == 1, "discovery restarted during the dial: \(kernel!.codes)")
+        discovery.dialEnded()
+        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 2 }, "\(kernel!.codes)")
+    }
+
+    @Test("the controller powered off and on is reported once each way (other setting changes are not), and discovery starts again")
+    func powerCycleReported() async throws {
+        var kernel: KernelDouble?
+        let reports = Reports()
+        let discovery = try await discovery(&kernel, reports: reports)
+        try await discovery.start { _ in }
+        defer { Task { await discovery.stop() } }
+        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 1 })
+        try await Task.sleep(for: .milliseconds(100))
+        try await kernel!.emit(0x0006, [0x01, 0x06, 0, 0])  // advertising on: powered still
+        try await kernel!.emit(0x0006, [0x00, 0x02, 0, 0])
+        try await kernel!.emit(0x0006, [0x00, 0x02, 0, 0])
+        try await kernel!.emit(0x0006, [0x01, 0x02, 0, 0])
+        #expect(await waitFor { reports.notes.withLock { $0.count } == 2 }, "\(reports.notes.withLock { $0 })")
+        #expect(reports.notes.withLock { $0[0].contains("powered off") && $0[1].contains("powered on") })
+        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 2 }, "\(kernel!.codes)")
     }
 
     @Test("a peer of this mesh with a higher id prefix appears once with its address, type and PSM, and is lost when no longer heard; others never appear")
     func announcesPeersOfThisMesh() async throws {
         var kernel: KernelDouble?
-        let discovery = try discovery(&kernel)
+        let discovery = try await discovery(&kernel)
         let changes = Mutex<[BlueZDiscovery.Change]>([])
         try await discovery.start { change in changes.withLock { $0.append(change) } }
         defer { Task { await discovery.stop() } }
@@ -111,7 +216,7 @@ struct BlueZDiscoveryTests {
     @Test("the RSSI the adapter reports is kept for every peer of this mesh, whichever side dials, by id prefix, and forgotten with the peer")
     func keepsSignalStrength() async throws {
         var kernel: KernelDouble?
-        let discovery = try discovery(&kernel)
+        let discovery = try await discovery(&kernel)
         try await discovery.start { _ in }
         defer { Task { await discovery.stop() } }
         let mesh = ArcusAdvertisement.prefix(ofHash: Self.mesh)
@@ -132,9 +237,11 @@ struct BlueZDiscoveryTests {
     @Test("discovery the kernel ends on its own is started again")
     func restartsDiscovery() async throws {
         var kernel: KernelDouble?
-        let discovery = try discovery(&kernel)
+        let discovery = try await discovery(&kernel)
         try await discovery.start { _ in }
         defer { Task { await discovery.stop() } }
+        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 1 })
+        try await Task.sleep(for: .milliseconds(100))  // its answer is in
         try await kernel!.emit(0x0013, [0x06, 0x00])
         #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 2 }, "\(kernel!.codes)")
     }
@@ -142,11 +249,12 @@ struct BlueZDiscoveryTests {
     @Test("an adapter powered off or with LE off, or a refused command, stops start with what to do")
     func refusals() async throws {
         var kernel: KernelDouble?
-        await #expect(throws: BluetoothNotReady.poweredOff(controller: 0)) { try await self.discovery(&kernel, settings: 1 << 9).start { _ in } }
-        await #expect(throws: BluetoothNotReady.lowEnergyOff(controller: 0)) { try await self.discovery(&kernel, settings: 1).start { _ in } }
+        await #expect(throws: BluetoothNotReady.poweredOff(controller: 0)) { _ = try await self.discovery(&kernel, settings: 1 << 9) }
+        await #expect(throws: BluetoothNotReady.lowEnergyOff(controller: 0)) { _ = try await self.discovery(&kernel, settings: 1) }
         #expect(BluetoothNotReady.poweredOff(controller: 0).description.contains("power on"))
         do {
             try await discovery(&kernel, refusals: [0x003E: .permissionDenied]).start { _ in }
+
             Issue.record("a refused Add Advertising did not stop start")
         } catch let error as ManagementError {
             #expect(error == .refused(command: 0x003E, status: .permissionDenied))

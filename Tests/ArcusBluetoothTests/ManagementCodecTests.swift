@@ -20,9 +20,14 @@ struct ManagementCodecTests {
         #expect(Array(discovery.suffix(16)) == ArcusAdvertisement.serviceUUID.bytes.reversed())
 
         let advert = ArcusAdvertisement(psm: 0x81, peer: Self.peer, meshHash: Self.meshHash).advertisingData
-        let add = ManagementCommand.addAdvertising(instance: 1, data: advert).packet(controller: 0).encoded
-        #expect(Array(add.prefix(17)) == [0x3E, 0x00, 0x00, 0x00, UInt8(11 + advert.count), 0x00, 1, 0x03, 0, 0, 0, 0, 0, 0, 0, UInt8(advert.count), 0])
-        #expect(Array(add.dropFirst(17)) == advert)
+        let response = ArcusAdvertisement.scanResponseData
+        let add = ManagementCommand.addAdvertising(instance: 1, data: advert, scanResponse: response).packet(controller: 0).encoded
+        #expect(Array(add.prefix(17)) == [0x3E, 0x00, 0x00, 0x00, UInt8(11 + advert.count + response.count), 0x00, 1, 0x03, 0, 0, 0, 0, 0, 0, 0, UInt8(advert.count), UInt8(response.count)])
+        #expect(Array(add.dropFirst(17)) == advert + response)
+        // The scan response: one Complete List of 128-bit Service Class UUIDs (0x07) holding the
+        // Arcus UUID, little-endian, which the kernel's UUID filter matches (Service Data it does not).
+        #expect(response == [17, 0x07] + ArcusAdvertisement.serviceUUID.bytes.reversed())
+        #expect(ManagementCommand.readAdvertisingFeatures.packet(controller: 2).encoded == [0x3D, 0x00, 0x02, 0x00, 0x00, 0x00])
         #expect(ManagementCommand.removeAdvertising(instance: 1).packet(controller: 0).encoded == [0x3F, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01])
     }
 

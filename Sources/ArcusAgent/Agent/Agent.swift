@@ -150,7 +150,7 @@ public final class Agent: Service, Sendable {
                 case .lan:
                     made.append(Self.lanTransport(configuration, identity: identity, credential: credential, pendingHandshakes: gate, logger: logger))
                 case .ble:
-                    made.append(Self.bluetoothTransport(configuration, identity: identity, credential: credential, pendingHandshakes: gate))
+                    made.append(Self.bluetoothTransport(configuration, identity: identity, credential: credential, pendingHandshakes: gate, logger: logger))
                 case .cloud:
                     made.append(try Self.cloudTransport(configuration, identity: identity, credential: credential, pendingHandshakes: gate, logger: logger))
                 default:
@@ -198,11 +198,15 @@ public final class Agent: Service, Sendable {
     /// BlueZ. Where the machine has no usable Bluetooth, starting it logs why and what to do, and
     /// the agent goes on with its other transports.
     private static func bluetoothTransport(
-        _ configuration: AgentConfiguration, identity: PeerIdentity, credential: MeshCredential?, pendingHandshakes: PendingHandshakes
+        _ configuration: AgentConfiguration, identity: PeerIdentity, credential: MeshCredential?, pendingHandshakes: PendingHandshakes,
+        logger: Logger
     ) -> BluetoothTransport {
-        let adapter = L2CAPRadioSettings(adapter: .any(psm: configuration.blePSM ?? 0))
+        let adapter = L2CAPRadioSettings(adapter: configuration.bleAdapter, psm: configuration.blePSM ?? 0)
         let radio: BluetoothRadio = configuration.bleEmulatedDirectory.map { .emulated(EmulatedRadioSettings(directory: $0)) } ?? .l2cap(adapter)
-        return BluetoothTransport(radio: radio, peer: identity.peerID, meshHash: credential?.meshHash ?? "", pendingHandshakes: pendingHandshakes)
+        return BluetoothTransport(
+            radio: radio, peer: identity.peerID, meshHash: credential?.meshHash ?? "", pendingHandshakes: pendingHandshakes,
+            report: { [logger] note in logger.notice("\(note)") }
+        )
     }
 
     /// The NATS relay in `--cloud`, in this agent's mesh: peers of other meshes on the same relay

@@ -1,3 +1,4 @@
+import ArcusBluetooth
 import ArcusLAN
 import ArcusMesh
 import ArcusStore
@@ -42,6 +43,8 @@ public struct AgentConfiguration: Sendable {
     public var bleEmulatedDirectory: String?
     /// The L2CAP PSM to listen on; nil for a dynamic one (0x80–0xFF), which adverts carry.
     public var blePSM: UInt16?
+    /// The Bluetooth controller to use ("hci1" or its address); nil for the lowest-numbered.
+    public var bleAdapter: BluetoothAdapter?
     /// For `--transports cloud`: the NATS relay.
     public var cloud = CloudConfiguration()
     public var role = AgentRole.peer
@@ -95,6 +98,7 @@ public struct AgentConfiguration: Sendable {
         var ble_emulated: String?
         var ble_links: Int?
         var ble_psm: Int?
+        var ble_adapter: String?
         var cloud: [String]?
         var cloud_credentials_file: String?
         var cloud_ca_file: String?
@@ -113,7 +117,7 @@ public struct AgentConfiguration: Sendable {
 
     static let fileKeys: Set<String> = [
         "name", "http", "http_expose", "listen", "transports", "peers", "subscribe", "mesh_secret_file", "certificate_file", "authority_file",
-        "revocation_file", "ble_emulated", "ble_links", "ble_psm", "cloud", "cloud_credentials_file", "cloud_ca_file", "cloud_certificate_file",
+        "revocation_file", "ble_emulated", "ble_links", "ble_psm", "ble_adapter", "cloud", "cloud_credentials_file", "cloud_ca_file", "cloud_certificate_file",
         "cloud_key_file", "cloud_store_and_forward", "cloud_stored_max_age_s", "cloud_stored_max_bytes", "role",
         "release_startup_memory", "pending_handshakes", "pending_handshakes_per_source", "handshake_deadline_s", "clock_skew_allowance",
     ]
@@ -123,7 +127,7 @@ public struct AgentConfiguration: Sendable {
     public static func resolve(
         dataDirectory: String, configFile: String?, name: String?, http: String?, httpExpose: Bool = false, listen: String?,
         transports: String?, peers: [String], subscriptions: [String], bleEmulated: String? = nil, bleLinks: Int? = nil, blePSM: Int? = nil,
-        cloud: [String] = [], role: String? = nil, clockSkewAllowance: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+        bleAdapter: String? = nil, cloud: [String] = [], role: String? = nil, clockSkewAllowance: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(CommandError) -> AgentConfiguration {
         let file = try readFile(configFile, environment: environment)
         let httpText = http ?? file?.http
@@ -155,6 +159,12 @@ public struct AgentConfiguration: Sendable {
                 throw CommandError("--ble-psm must be between 128 and 255 (0x80–0xFF, the LE dynamic range); got \(psm)", exitStatus: 2)
             }
             configuration.blePSM = UInt16(psm)
+        }
+        if let text = bleAdapter ?? file?.ble_adapter {
+            guard let adapter = BluetoothAdapter(text) else {
+                throw CommandError("--ble-adapter takes a controller as hciN or AA:BB:CC:DD:EE:FF (`btmgmt info` lists them); got \(text)", exitStatus: 2)
+            }
+            configuration.bleAdapter = adapter
         }
         try configuration.cloud.read(urls: cloud.isEmpty ? (file?.cloud ?? []) : cloud, file: file.map(cloudKeys))
         configuration.role = try (role ?? file?.role).map { text throws(CommandError) in try AgentRole.parse(text) } ?? .peer

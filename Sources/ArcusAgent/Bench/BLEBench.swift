@@ -25,6 +25,11 @@ public struct BLEBench {
         var phy: EmulatedPHY { EmulatedPHY(bitsPerSecond: bitsPerSecond, connectionInterval: connectionInterval) }
         /// The emulated radio's directory lives here (socket paths must fit sun_path).
         public var scratch = URL(fileURLWithPath: "/tmp")
+        /// Real controllers instead of the emulated radio (`arcus bench ble --adapter`): the
+        /// source's and the follower's. The link's rate is then `referenceBytesPerSecond`, what
+        /// l2test moved between the same two, when given.
+        public var adapters: (source: BluetoothAdapter, follower: BluetoothAdapter)?
+        public var referenceBytesPerSecond: Double?
 
         public init() {}
     }
@@ -40,13 +45,14 @@ public struct BLEBench {
         public var updateP99 = 0.0
         public var linkLatency = 0.0
         public var converged = false
+        public var onAdapters = false
 
-        public var goodputRatio: Double { bulkSeconds > 0 ? Double(syncBytes) / bulkSeconds / linkBytesPerSecond : 0 }
+        public var goodputRatio: Double { bulkSeconds > 0 && linkBytesPerSecond > 0 ? Double(syncBytes) / bulkSeconds / linkBytesPerSecond : 0 }
 
         public var jsonLine: String {
             func r(_ x: Double, _ digits: Double) -> Value { .double((x * digits).rounded() / digits) }
             return FigureLine.json([
-                ("bench", "ble-emulated"), ("goodput_ratio", r(goodputRatio, 1000)), ("documents", .int(Int64(documents))),
+                ("bench", onAdapters ? "ble" : "ble-emulated"), ("goodput_ratio", r(goodputRatio, 1000)), ("documents", .int(Int64(documents))),
                 ("sync_bytes", .int(Int64(syncBytes))), ("wire_bytes", .int(Int64(wireBytes))), ("bulk_s", r(bulkSeconds, 1000)),
                 ("goodput_bytes_per_s", .int(Int64((Double(syncBytes) / Swift.max(bulkSeconds, 1e-9)).rounded()))),
                 ("link_bytes_per_s", .int(Int64(linkBytesPerSecond.rounded()))),
@@ -85,12 +91,20 @@ public struct BLEBench {
         figures.linkBytesPerSecond = options.phy.goodputBytesPerSecond(mtu: options.mtu)
         figures.linkLatency = Double(options.phy.latencyNanoseconds) / 1e9
         let settings = EmulatedRadioSettings(directory: radio.path, mtu: options.mtu, phy: options.phy, scanInterval: .milliseconds(100))
-        let ble = { (identity: PeerIdentity) -> any Transport in BluetoothTransport(radio: .emulated(settings), peer: identity.peerID) }
+        func ble(_ adapter: BluetoothAdapter?) -> @Sendable (PeerIdentity) -> any Transport {
+            let radio: BluetoothRadio = adapter.map { .l2cap(L2CAPRadioSettings(adapter: $0, receiveMTU: UInt16(options.mtu))) } ?? .emulated(settings)
+            return { identity in BluetoothTransport(radio: radio, peer: identity.peerID, meshHash: "") }
+        }
+        if options.adapters != nil {
+            figures.onAdapters = true
+            figures.linkBytesPerSecond = options.referenceBytesPerSecond ?? 0
+            figures.linkLatency = 0
+        }
         let agents = radio.appendingPathComponent("a")
-        let source = try BenchAgent(name: "source", in: agents, secret: secret, transport: ble)
+        let source = try BenchAgent(name: "source", in: agents, secret: secret, transport: ble(options.adapters?.source))
         _ = try TwoAgentBench.writeFleet(options.documents, into: source, progress: progress)
         services.start(source.agent)
-        let follower = try BenchAgent(name: "follower", in: agents, secret: secret, transport: ble)
+        let follower = try BenchAgent(name: "follower", in: agents, secret: secret, transport: ble(options.adapters?.follower))
         services.start(follower.agent)
 
         // The bulk is timed from the moment the link is bound, so that discovery does not count.
@@ -98,7 +112,7 @@ public struct BLEBench {
         let started = monotonicSeconds()
         while linked == nil {
             for session in await follower.agent.multiplexer.allSessions where await !session.linkStatuses.isEmpty { linked = monotonicSeconds() }
-            guard monotonicSeconds() - started < 60 else { throw BenchError("the two agents did not link over the emulated radio within 60 s") }
+            guard monotonicSeconds() - started < 60 else { throw BenchError("the two agents did not link over Bluetooth within 60 s") }
             if linked == nil { try await Task.sleep(for: .milliseconds(2)) }
         }
         try await TwoAgentBench.waitForCatchUp(follower, documents: options.documents, progress: progress)

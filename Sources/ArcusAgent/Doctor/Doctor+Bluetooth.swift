@@ -1,5 +1,6 @@
 import ArcusBluetooth
 import Foundation
+import Synchronization
 
 extension Doctor {
     /// The emulated radio's directory; or, for the adapter, the kernel's Bluetooth support, an
@@ -19,11 +20,7 @@ extension Doctor {
             checks.append(DoctorCheck(area: "ble", name: "kernel", status: .failure, detail: "an L2CAP socket does not open: \(error)"))
             return checks
         }
-        let adapters = ((try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/bluetooth")) ?? []).filter { $0.hasPrefix("hci") }.sorted()
-        checks.append(adapters.isEmpty
-            ? DoctorCheck(area: "ble", name: "adapter", status: .failure, detail: "no adapter in /sys/class/bluetooth",
-                          fix: "plug in or enable one; `btmgmt info` lists what the kernel sees, `rfkill list` what is blocked")
-            : DoctorCheck(area: "ble", name: "adapter", status: .ok, detail: adapters.joined(separator: ", ")))
+        checks.append(adapter())
         checks.append(Self.processRuns("bluetoothd")
             ? DoctorCheck(area: "ble", name: "bluetoothd", status: .ok, detail: "running")
             : DoctorCheck(area: "ble", name: "bluetoothd", status: .warning, detail: "not running",
@@ -38,6 +35,52 @@ extension Doctor {
                                       fix: "run as a service user with AmbientCapabilities=CAP_NET_ADMIN (Hardware/systemd/arcus.service)"))
         }
         return checks
+    }
+
+    /// The configured controller (or the one the agent would pick), asked through the management
+    /// socket as the agent asks it, then a listener opened on it as the agent opens one: socket,
+    /// bind, the channel options, listen.
+    private func adapter() -> DoctorCheck {
+        let adapter = configuration.bleAdapter
+        let result = Self.waitFor { () async throws -> BlueZDiscovery.Controller in
+            let management = try SeqPacketLink(socket: try SeqPacketSocket.management(), mtu: 4096, description: "bluetooth management")
+            let client = ManagementClient(link: management)
+            defer { Task { await client.close() } }
+            return try await BlueZDiscovery.controller(adapter, client: client)
+        }
+        let controller: BlueZDiscovery.Controller
+        switch result {
+        case .success(let chosen): controller = chosen
+        case .failure(let error):
+            return DoctorCheck(area: "ble", name: "adapter", status: .failure, detail: "\(error)",
+                               fix: adapter == nil ? "`btmgmt info` lists the controllers" : "give --ble-adapter a controller `btmgmt info` lists")
+        }
+        let settings = L2CAPRadioSettings(adapter: adapter, psm: configuration.blePSM ?? 0)
+        var address = controller.address
+        address.psm = settings.psm
+        do {
+            try SeqPacketSocket.l2capListener(on: address, receiveMTU: settings.receiveMTU, security: settings.security).close()
+        } catch {
+            return DoctorCheck(area: "ble", name: "adapter", status: .failure,
+                               detail: "\(controller) is powered with LE on, but an L2CAP listener does not open on it: \(error)",
+                               fix: configuration.blePSM == nil ? "see Hardware/Bluetooth.md" : "another program may hold PSM \(settings.psm): choose another --ble-psm")
+        }
+        return DoctorCheck(area: "ble", name: "adapter", status: .ok,
+                           detail: "\(controller): powered, LE on; an L2CAP LE listener opens on it\(adapter == nil ? " (the lowest-numbered: --ble-adapter picks another)" : "")")
+    }
+
+    /// Runs `body` to completion from synchronous code (the doctor runs before any agent does).
+    private static func waitFor<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) -> Result<T, any Error> {
+        let outcome = Mutex<Result<T, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            let result: Result<T, any Error>
+            do { result = .success(try await body()) } catch { result = .failure(error) }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return outcome.withLock { $0! }
     }
 
     private func emulatedRadio(_ directory: String) -> DoctorCheck {

@@ -14,6 +14,8 @@ public struct AdvertisingData: Sendable, Hashable {
 
     /// "Service Data - 128-bit UUID": the UUID (little-endian) and then the service's data.
     public static let serviceData128: UInt8 = 0x21
+    /// "Complete List of 128-bit Service Class UUIDs".
+    public static let completeUUIDs128: UInt8 = 0x07
 
     public var structures: [Structure]
 

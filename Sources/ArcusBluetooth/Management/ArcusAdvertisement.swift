@@ -46,6 +46,13 @@ public struct ArcusAdvertisement: Sendable, Hashable {
         return AdvertisingData([.init(type: AdvertisingData.serviceData128, data: data)]).encoded
     }
 
+    /// The scan response: the Arcus service UUID as a complete list of 128-bit UUIDs. The
+    /// kernel's UUID-filtered discovery matches only UUID lists, never Service Data; the advert
+    /// itself has no room left for one.
+    public static var scanResponseData: [UInt8] {
+        AdvertisingData([.init(type: AdvertisingData.completeUUIDs128, data: serviceUUID.littleEndianBytes)]).encoded
+    }
+
     /// Finds an Arcus advert in a device's advertising data; nil when there is none, or one of a
     /// version or PSM this peer does not speak.
     public init?(advertisingData bytes: [UInt8]) {

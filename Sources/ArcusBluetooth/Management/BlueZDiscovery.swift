@@ -2,11 +2,17 @@ import ArcusMesh
 import Foundation
 import Synchronization
 
-/// Advertising and scanning on a real adapter through the kernel's management socket: picks the
-/// first controller, checks that it is powered with LE on, advertises this peer
-/// (`ArcusAdvertisement`: its dynamic PSM, id and mesh prefixes), and discovers the devices that
-/// advertise the Arcus service, announcing those of this mesh. Discovery that stops on its own
-/// (the kernel ends it after a while) is started again; a peer not heard for `lostAfter` is lost.
+/// Advertising and scanning on one controller through the kernel's management socket: advertises
+/// this peer (`ArcusAdvertisement`: its dynamic PSM, id and mesh prefixes; the Arcus service UUID
+/// as a list in the scan response, which is what the kernel's UUID filter matches) in an
+/// advertising instance no one else holds, and discovers the devices that advertise the Arcus
+/// service, announcing those of this mesh. A peer not heard for `lostAfter` is lost.
+///
+/// Discovery is kept running: the kernel ends it after about 10 s, bluetoothd may stop it, a
+/// controller may be busy (another program discovering) or powered off; each time it is started
+/// again, at once or, after a refusal, every `retryInterval`, and a refusal is reported once until
+/// it clears. It is paused while this peer dials: the kernel makes an LE connection only once
+/// discovery has stopped.
 ///
 /// Tie-break as the other transports do it: of two peers that hear each other, the one with the
 /// lower id prefix dials; so only peers whose prefix is higher are announced (the others dial us).
@@ -22,80 +28,248 @@ public final class BlueZDiscovery: Sendable {
         case lost(Found)
     }
 
-    static let advertisingInstance: UInt8 = 1
-    /// A peer not heard for this long is lost (adverts come several times a second).
+    /// A controller as the kernel lists it: its index (hciN) and its public address.
+    public struct Controller: Sendable, Hashable, CustomStringConvertible {
+        public var index: UInt16
+        public var address: L2CAPAddress
+
+        public var description: String { "hci\(index) (\(address.text))" }
+    }
+
+    /// A peer not heard for this long is lost (adverts come several times a second; discovery
+    /// pauses for dials and restarts every 10 s or so).
     let lostAfter: Duration
+    let retryInterval: Duration
 
     private let client: ManagementClient
     private let advertisement: ArcusAdvertisement
     private let meshHash: String
-    private let state = Mutex<State>(State())
+    private let report: @Sendable (String) -> Void
+    private let state: Mutex<State>
 
     private struct State {
-        var controller: UInt16?
+        var controller: Controller
+        /// The advertising instance this peer added, once it has.
+        var instance: UInt8?
+        var discovering = false
+        /// Whether the controller was powered at its last New Settings (it is when chosen).
+        var powered = true
+        /// Dials under way: discovery stays off while there are any.
+        var dials = 0
+        /// The refusal last reported, so that a repeated one is not.
+        var reported: String?
         var seen: [String: (found: Found, at: ContinuousClock.Instant)] = [:]
         /// The latest RSSI of each peer of the mesh heard, by its id prefix.
         var signal: [[UInt8]: (dBm: Int8, at: ContinuousClock.Instant)] = [:]
         var tasks: [Task<Void, Never>] = []
     }
 
-    public init(client: ManagementClient, psm: UInt8, peer: PeerID, meshHash: String, lostAfter: Duration = .seconds(10)) {
+    public init(
+        client: ManagementClient, controller: Controller, psm: UInt8, peer: PeerID, meshHash: String, lostAfter: Duration = .seconds(30),
+        retryInterval: Duration = .seconds(2), report: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         self.lostAfter = lostAfter
+        self.retryInterval = retryInterval
         self.client = client
         self.advertisement = ArcusAdvertisement(psm: psm, peer: peer, meshHash: meshHash)
         self.meshHash = meshHash
+        self.report = report
+        self.state = Mutex(State(controller: controller))
     }
 
-    /// Sets the adapter up and starts advertising and discovering; changes go to `changes`.
-    /// Throws `BluetoothNotReady` (with what to do) for an adapter that is missing, off or not LE,
-    /// and `ManagementError` for a command the kernel refused.
-    public func start(_ changes: @escaping @Sendable (Change) -> Void) async throws {
+    public var controller: Controller { state.withLock { $0.controller } }
+
+    // MARK: Choosing the controller
+
+    /// The controller `adapter` names, or without one the lowest-numbered; checked to be powered
+    /// with LE on. Throws `BluetoothNotReady` (with what to do) and `ManagementError`. Starts
+    /// `client`.
+    public static func controller(_ adapter: BluetoothAdapter?, client: ManagementClient) async throws -> Controller {
         await client.start()
+        let indices = try await controllerIndices(client)
+        guard !indices.isEmpty else { throw BluetoothNotReady.noAdapter }
+        var listed: [(controller: Controller, settings: UInt32)] = []
+        for index in indices {
+            let (address, settings) = try await information(of: index, client)
+            listed.append((Controller(index: index, address: address), settings))
+        }
+        let chosen: (controller: Controller, settings: UInt32)?
+        switch adapter {
+        case nil: chosen = listed.first
+        case .index(let index): chosen = listed.first { $0.controller.index == index }
+        case .address(let address): chosen = listed.first { $0.controller.address.bytes == address.bytes }
+        }
+        guard let chosen else {
+            throw BluetoothNotReady.adapterNotFound(adapter?.description ?? "", available: listed.map(\.controller.description))
+        }
+        guard chosen.settings & 1 != 0 else { throw BluetoothNotReady.poweredOff(controller: chosen.controller.index) }
+        guard chosen.settings & (1 << 9) != 0 else { throw BluetoothNotReady.lowEnergyOff(controller: chosen.controller.index) }
+        return chosen.controller
+    }
+
+    /// The kernel's controller indices, lowest first.
+    static func controllerIndices(_ client: ManagementClient) async throws -> [UInt16] {
         let list = try await client.send(.readControllerIndexList, controller: ManagementPacket.nonController)
-        guard list.count >= 4 else { throw BluetoothNotReady.noAdapter }
-        let controller = UInt16(list[2]) | UInt16(list[3]) << 8
-        let information = try await client.send(.readControllerInformation, controller: controller)
+        var reader = LittleEndianReader(list)
+        let count = Int(try reader.uint16())
+        guard reader.remaining == count * 2 else { throw ManagementError.malformed("a controller list of \(count) with \(reader.remaining) bytes") }
+        return try (0..<count).map { _ in try reader.uint16() }.sorted()
+    }
+
+    /// A controller's public address and current settings (Read Controller Information).
+    static func information(of index: UInt16, _ client: ManagementClient) async throws -> (L2CAPAddress, UInt32) {
+        let information = try await client.send(.readControllerInformation, controller: index)
         // Address 6, version 1, manufacturer 2, supported settings 4, then the current settings.
         guard information.count >= 17 else { throw ManagementError.malformed("controller information of \(information.count) bytes") }
+        let text = information[0..<6].reversed().map { String(format: "%02X", $0) }.joined(separator: ":")
         let current = UInt32(information[13]) | UInt32(information[14]) << 8 | UInt32(information[15]) << 16 | UInt32(information[16]) << 24
-        guard current & 1 != 0 else { throw BluetoothNotReady.poweredOff(controller: controller) }
-        guard current & (1 << 9) != 0 else { throw BluetoothNotReady.lowEnergyOff(controller: controller) }
-        state.withLock { $0.controller = controller }
+        return (L2CAPAddress(text, type: .lePublic)!, current)
+    }
 
-        _ = try await client.send(.addAdvertising(instance: Self.advertisingInstance, data: advertisement.advertisingData), controller: controller)
-        _ = try await client.send(.startServiceDiscovery(uuid: ArcusAdvertisement.serviceUUID), controller: controller)
+    // MARK: Running
 
+    /// Advertises and starts discovering; changes go to `changes`. Throws `ManagementError` for
+    /// an advert the kernel refused; a discovery it refuses (busy, say) is retried and reported.
+    public func start(_ changes: @escaping @Sendable (Change) -> Void) async throws {
+        await client.start()
+        try await advertise()
         let listening = Task { [client] in
-            for await (from, event) in client.events where from == controller {
-                switch event {
-                case .deviceFound(let device): self.found(device, changes)
-                case .discovering(false):
-                    // The kernel ended discovery: start it again, a moment later.
-                    try? await Task.sleep(for: .seconds(1))
-                    _ = try? await client.send(.startServiceDiscovery(uuid: ArcusAdvertisement.serviceUUID), controller: controller)
-                default: break
-                }
+            for await (from, event) in client.events {
+                self.handle(event, from: from, changes)
             }
         }
+        let discovering = Task { await self.keepDiscovering() }
         let sweeping = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: self.lostAfter / 4)
                 self.sweep(changes)
             }
         }
-        state.withLock { $0.tasks += [listening, sweeping] }
+        state.withLock { $0.tasks += [listening, discovering, sweeping] }
+    }
+
+    /// Adds this peer's advert in the highest instance no one holds (bluetoothd and other programs
+    /// number theirs from 1).
+    private func advertise() async throws {
+        let controller = state.withLock { $0.controller.index }
+        let features = try await client.send(.readAdvertisingFeatures, controller: controller)
+        // Supported flags 4, max data 1, max scan response 1, max instances 1, instances 1, then each.
+        guard features.count >= 8, features.count == 8 + Int(features[7]) else {
+            throw ManagementError.malformed("advertising features of \(features.count) bytes")
+        }
+        let held = Set(features[8...])
+        guard let instance = (1...max(1, features[6])).reversed().first(where: { !held.contains($0) }) else {
+            throw BluetoothNotReady.noAdvertisingInstance(controller: controller, instances: Int(features[6]))
+        }
+        _ = try await client.send(
+            .addAdvertising(instance: instance, data: advertisement.advertisingData, scanResponse: ArcusAdvertisement.scanResponseData),
+            controller: controller
+        )
+        state.withLock { $0.instance = instance }
+    }
+
+    private func handle(_ event: ManagementEvent, from: UInt16, _ changes: @escaping @Sendable (Change) -> Void) {
+        let controller = state.withLock { $0.controller }
+        switch event {
+        case .deviceFound(let device) where from == controller.index:
+            found(device, changes)
+        case .discovering(let on) where from == controller.index:
+            state.withLock { $0.discovering = on }
+        case .newSettings(let settings) where from == controller.index:
+            // New Settings comes for every change (advertising on, say): only power is news.
+            let powered = settings & 1 != 0
+            let changed = state.withLock { state in
+                defer { state.powered = powered }
+                if !powered { state.discovering = false }
+                return state.powered != powered
+            }
+            guard changed else { break }
+            report(powered
+                ? "Bluetooth controller \(controller) is powered on again: advertising and discovering"
+                : "Bluetooth controller \(controller) was powered off: its links are gone; they come back when it is powered on")
+        case .indexRemoved where from == controller.index:
+            report("Bluetooth controller \(controller) was removed: its links are gone; they come back when it returns")
+            state.withLock { $0.discovering = false }
+        case .indexAdded:
+            Task { await self.adopt(from) }
+        default:
+            break
+        }
+    }
+
+    /// A controller came: if it has this peer's controller's address (the same radio back, under
+    /// a new index perhaps), advertise and discover on it again.
+    private func adopt(_ index: UInt16) async {
+        guard let (address, _) = try? await Self.information(of: index, client),
+              address.bytes == state.withLock({ $0.controller.address.bytes })
+        else { return }
+        state.withLock { state in
+            state.controller.index = index
+            state.discovering = false
+        }
+        report("Bluetooth controller \(controller) is back")
+        do {
+            try await advertise()
+        } catch {
+            report("Bluetooth controller \(controller): the advert could not be added again: \(error)")
+        }
+    }
+
+    /// Starts discovery whenever it is off and no dial is under way; after a refusal, waits
+    /// `retryInterval` before the next try.
+    private func keepDiscovering() async {
+        while !Task.isCancelled {
+            let (controller, starts) = state.withLock { ($0.controller, !$0.discovering && $0.dials == 0) }
+            if starts {
+                do {
+                    _ = try await client.send(.startServiceDiscovery(uuid: ArcusAdvertisement.serviceUUID), controller: controller.index)
+                    let cleared = state.withLock { state in
+                        // The Discovering event comes too, but a dial may already want it off.
+                        state.discovering = true
+                        defer { state.reported = nil }
+                        return state.reported != nil
+                    }
+                    if cleared { report("Bluetooth discovery on \(controller) runs again") }
+                } catch {
+                    let text = "\(error)"
+                    let isNew = state.withLock { state in
+                        defer { state.reported = text }
+                        return state.reported != text
+                    }
+                    if isNew { report("Bluetooth discovery on \(controller) could not start, retried every \(retryInterval): \(text)") }
+                    try? await Task.sleep(for: retryInterval)
+                    continue
+                }
+            }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    /// Stops discovery until `dialEnded()`: the kernel puts an LE connection off until
+    /// discovery ends (up to 10 s later) otherwise.
+    public func dialStarts() async {
+        let (controller, stops) = state.withLock { state in
+            state.dials += 1
+            defer { state.discovering = false }
+            return (state.controller, state.discovering)
+        }
+        if stops { _ = try? await client.send(.stopDiscovery, controller: controller.index) }
+    }
+
+    public func dialEnded() {
+        state.withLock { $0.dials -= 1 }
     }
 
     /// Withdraws the advert, stops discovering and closes the socket.
     public func stop() async {
-        let (controller, tasks) = state.withLock { state in
+        let (controller, instance, tasks) = state.withLock { state in
             defer { state.tasks = [] }
-            return (state.controller, state.tasks)
+            return (state.controller, state.instance, state.tasks)
         }
         for task in tasks { task.cancel() }
-        if let controller {
-            _ = try? await client.send(.removeAdvertising(instance: Self.advertisingInstance), controller: controller)
-            _ = try? await client.send(.stopDiscovery, controller: controller)
+        if let instance {
+            _ = try? await client.send(.removeAdvertising(instance: instance), controller: controller.index)
+            _ = try? await client.send(.stopDiscovery, controller: controller.index)
         }
         await client.close()
     }
@@ -156,17 +330,23 @@ public final class BlueZDiscovery: Sendable {
 /// Why the adapter cannot be used as it is, with what to do.
 public enum BluetoothNotReady: Error, Sendable, Hashable, CustomStringConvertible {
     case noAdapter
+    case adapterNotFound(String, available: [String])
     case poweredOff(controller: UInt16)
     case lowEnergyOff(controller: UInt16)
+    case noAdvertisingInstance(controller: UInt16, instances: Int)
 
     public var description: String {
         switch self {
         case .noAdapter:
             return "the kernel knows no Bluetooth controller: plug one in or enable it (`btmgmt info`, `rfkill list`)"
+        case .adapterNotFound(let name, let available):
+            return "no Bluetooth controller is \(name); the kernel has \(available.joined(separator: ", ")): give --ble-adapter (or ble_adapter in the config) one of them"
         case .poweredOff(let controller):
             return "Bluetooth controller hci\(controller) is powered off: `btmgmt --index \(controller) power on` (bluetoothd keeps it on when AutoEnable=true)"
         case .lowEnergyOff(let controller):
             return "Bluetooth controller hci\(controller) has Low Energy off: `btmgmt --index \(controller) le on` (or ControllerMode = le in /etc/bluetooth/main.conf)"
+        case .noAdvertisingInstance(let controller, let instances):
+            return "Bluetooth controller hci\(controller) has all its \(instances) advertising instances taken by other programs: `btmgmt --index \(controller) advinfo` lists them"
         }
     }
 }

@@ -8,8 +8,11 @@ public enum ManagementCommand: Sendable, Hashable {
     case startServiceDiscovery(uuid: BluetoothUUID)
     /// 0x0024: stop it.
     case stopDiscovery
-    /// 0x003E: advertise `data` as instance `instance`, connectable, with the Flags field managed.
-    case addAdvertising(instance: UInt8, data: [UInt8])
+    /// 0x003D: the advertising instances the controller has, and those taken.
+    case readAdvertisingFeatures
+    /// 0x003E: advertise `data` as instance `instance`, connectable, with the Flags field managed,
+    /// and `scanResponse` to active scanners.
+    case addAdvertising(instance: UInt8, data: [UInt8], scanResponse: [UInt8])
     /// 0x003F: stop advertising instance `instance` (0: every instance this socket added).
     case removeAdvertising(instance: UInt8)
 
@@ -19,6 +22,8 @@ public enum ManagementCommand: Sendable, Hashable {
     static let connectableDiscoverable: UInt32 = 0b11
     /// The most advertising data a legacy advert holds once the kernel adds the Flags field.
     public static let maximumAdvertisingData = 31 - 3
+    /// A legacy scan response's data: the kernel adds nothing to it.
+    public static let maximumScanResponseData = 31
 
     public var code: UInt16 {
         switch self {
@@ -26,6 +31,7 @@ public enum ManagementCommand: Sendable, Hashable {
         case .readControllerInformation: return 0x0004
         case .startServiceDiscovery: return 0x003A
         case .stopDiscovery: return 0x0024
+        case .readAdvertisingFeatures: return 0x003D
         case .addAdvertising: return 0x003E
         case .removeAdvertising: return 0x003F
         }
@@ -36,7 +42,7 @@ public enum ManagementCommand: Sendable, Hashable {
         switch self {
         case .readControllerIndexList:
             return ManagementPacket(code: code, controller: ManagementPacket.nonController)
-        case .readControllerInformation:
+        case .readControllerInformation, .readAdvertisingFeatures:
             break
         case .startServiceDiscovery(let uuid):
             parameters.append(Self.lowEnergyAddressTypes)
@@ -45,15 +51,16 @@ public enum ManagementCommand: Sendable, Hashable {
             parameters += uuid.littleEndianBytes
         case .stopDiscovery:
             parameters.append(Self.lowEnergyAddressTypes)
-        case .addAdvertising(let instance, let data):
+        case .addAdvertising(let instance, let data, let scanResponse):
             precondition(data.count <= Self.maximumAdvertisingData, "advertising data over \(Self.maximumAdvertisingData) bytes")
+            precondition(scanResponse.count <= Self.maximumScanResponseData, "a scan response over \(Self.maximumScanResponseData) bytes")
             parameters.append(instance)
             parameters.appendLittleEndian(Self.connectableDiscoverable)
             parameters.appendLittleEndian(UInt16(0))  // duration: the default
             parameters.appendLittleEndian(UInt16(0))  // timeout: none
             parameters.append(UInt8(data.count))
-            parameters.append(0)  // no scan response
-            parameters += data
+            parameters.append(UInt8(scanResponse.count))
+            parameters += data + scanResponse
         case .removeAdvertising(let instance):
             parameters.append(instance)
         }

@@ -1,0 +1,176 @@
+import ArcusCRDT
+import Foundation
+import Testing
+
+/// `arcus agent --transports ble` on the Linux kernel's Bluetooth stack, as a user runs it: each
+/// agent a process bound to its own controller (`--ble-adapter`), advertising and discovering
+/// through the management socket, linking over L2CAP LE credit-based channels. The controllers
+/// are the virtual ones Tools/test-bluetooth.sh makes in a VM, named by
+/// `ARCUS_BT_ADAPTERS=ADDR,ADDR[,ADDR]` and `ARCUS_BT_INDICES=N,N[,N]`; the guest runs this suite
+/// without bluetoothd and again with it owning the controllers (`ARCUS_BT_BLUETOOTHD=1`).
+@Suite("Agents on the kernel's Bluetooth stack", .serialized, .timeLimit(.minutes(10)),
+       .enabled(if: KernelControllers.named != nil, "needs ARCUS_BT_ADAPTERS and ARCUS_BT_INDICES: run Tools/test-bluetooth.sh"))
+struct KernelBluetoothAgentTests {
+    static var controllers: [KernelControllers.Controller] { KernelControllers.named ?? [] }
+    /// How many documents the bulk catch-up moves (ARCUS_BT_BULK; 10,000 by default).
+    static var bulk: Int { ProcessInfo.processInfo.environment["ARCUS_BT_BULK"].flatMap(Int.init) ?? 10_000 }
+    static var context: String { ProcessInfo.processInfo.environment["ARCUS_BT_BLUETOOTHD"] == "1" ? "with bluetoothd" : "without bluetoothd" }
+
+    func launch(_ scratch: MeshScratch, _ name: String, on controller: KernelControllers.Controller, _ extra: [String] = []) async throws -> RunningAgent {
+        try await RunningAgent.launch(data: scratch.data(name), [
+            "--config", scratch.config.path, "--transports", "ble", "--ble-adapter", controller.address,
+            "--subscribe", "SELECT * FROM cars", "--subscribe", "SELECT * FROM bulk", "--log-level", "debug",
+        ] + extra)
+    }
+
+    @Test("two agents, each on its own controller, find each other and sync a write; then a bulk catches up")
+    func twoAgents() async throws {
+        let scratch = try MeshScratch("kernel-ble")
+        defer { scratch.remove() }
+        let first = try await launch(scratch, "a", on: Self.controllers[0])
+        defer { first.stop() }
+        #expect(try await first.execute("INSERT INTO cars DOCUMENTS ({'_id': 'over-the-air', 'make': 'volvo'})").status == 200)
+        let started = Date()
+        let second = try await launch(scratch, "b", on: Self.controllers[1])
+        defer { second.stop() }
+        #expect(second.printed.contains(#""transports":["ble"]"#), "the ready line: \(second.printed)")
+        let (arrived, seen) = try await second.wait(until: "SELECT * FROM cars", contains: "over-the-air")
+        let firstSync = Date().timeIntervalSince(started)
+        #expect(arrived, "the write did not cross the radio: \(seen)\n\(first.log)\n\(second.log)")
+        guard arrived else { return }
+
+        // The bulk: written in statements of 500 documents on the first agent, timed until the
+        // second holds every one.
+        let bulkStarted = Date()
+        for batch in stride(from: 0, to: Self.bulk, by: 500) {
+            let documents = (batch..<min(batch + 500, Self.bulk)).map { "({'_id': 'doc-\($0)', 'n': \($0), 'site': 'a'})" }
+            #expect(try await first.execute("INSERT INTO bulk DOCUMENTS " + documents.joined(separator: ", ")).status == 200)
+        }
+        var count = 0
+        let deadline = Date().addingTimeInterval(400)
+        while count < Self.bulk && Date() < deadline {
+            try await Task.sleep(for: .seconds(1))
+            if case .object(let reply)? = try? await second.execute("SELECT _id FROM bulk").json, case .array(let items)? = reply["items"] {
+                count = items.count
+            }
+        }
+        let bulkSeconds = Date().timeIntervalSince(bulkStarted)
+        #expect(count == Self.bulk, "\(count) of \(Self.bulk) documents caught up in \(Int(bulkSeconds)) s\n\(second.log.suffix(3000))")
+        print(String(format: "kernel-ble (%@): discovery to first sync %.2f s; bulk of %d documents caught up in %.1f s", Self.context, firstSync, Self.bulk, bulkSeconds))
+        #expect(first.stop() == 0 && second.stop() == 0)
+    }
+
+    @Test("three agents, each on its own controller: a write on each reaches the other two", .enabled(if: KernelControllers.named?.count ?? 0 >= 3))
+    func threeAgents() async throws {
+        let scratch = try MeshScratch("kernel-ble3")
+        defer { scratch.remove() }
+        var agents: [RunningAgent] = []
+        defer { for agent in agents { agent.stop() } }
+        for (index, controller) in Self.controllers.prefix(3).enumerated() {
+            agents.append(try await launch(scratch, "agent-\(index)", on: controller))
+        }
+        for (index, agent) in agents.enumerated() {
+            #expect(try await agent.execute("INSERT INTO cars DOCUMENTS ({'_id': 'from-\(index)', 'make': 'saab'})").status == 200)
+        }
+        // Every agent holds all three writes, within 90 s in all.
+        let deadline = Date().addingTimeInterval(90)
+        var missing: [String] = []
+        repeat {
+            missing = []
+            for (index, agent) in agents.enumerated() {
+                let seen = (try? await agent.execute("SELECT * FROM cars").body) ?? ""
+                for other in agents.indices where other != index && !seen.contains("from-\(other)") { missing.append("agent \(index) lacks agent \(other)'s write") }
+            }
+            if !missing.isEmpty { try await Task.sleep(for: .seconds(1)) }
+        } while !missing.isEmpty && Date() < deadline
+        #expect(missing.isEmpty, "\(missing)")
+        if !missing.isEmpty { KernelControllers.keep(agents.map(\.log), as: "three-agents") }
+    }
+
+    @Test("a foreign L2CAP client (BlueZ's l2test) on an agent's PSM is refused; the agent stays up and goes on syncing")
+    func foreignClientRefused() async throws {
+        let scratch = try MeshScratch("kernel-ble-foreign")
+        defer { scratch.remove() }
+        let first = try await launch(scratch, "a", on: Self.controllers[0], ["--ble-psm", "144"])
+        defer { first.stop() }
+        let second = try await launch(scratch, "b", on: Self.controllers[1])
+        defer { second.stop() }
+        // l2test from the second controller: connects to PSM 144 (0x90) and sends its own data.
+        let l2test = Process()
+        l2test.executableURL = URL(fileURLWithPath: "/usr/bin/l2test")
+        l2test.arguments = ["-s", "-V", "le_public", "-P", "144", "-b", "64", "-N", "5", "-i", Self.controllers[1].address, Self.controllers[0].address]
+        let output = Pipe()
+        l2test.standardOutput = output
+        l2test.standardError = output
+        try l2test.run()
+        let deadline = Date().addingTimeInterval(60)
+        while l2test.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        if l2test.isRunning { l2test.terminate() }
+        l2test.waitUntilExit()
+        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        print("kernel-ble (\(Self.context)): l2test said: \(said.split(separator: "\n").suffix(4).joined(separator: " | "))")
+        #expect(said.contains("Connected"), "l2test never reached the agent's PSM: \(said)")
+        #expect(first.process.isRunning, "the agent died of a foreign peer:\n\(first.log.suffix(3000))")
+        #expect(try await first.execute("INSERT INTO cars DOCUMENTS ({'_id': 'after-the-stranger', 'make': 'volvo'})").status == 200)
+        let (arrived, seen) = try await second.wait(until: "SELECT * FROM cars", contains: "after-the-stranger")
+        #expect(arrived, "sync stopped after the foreign client: \(seen)\n\(first.log.suffix(3000))")
+        #expect(first.stop() == 0)
+    }
+
+    @Test("a controller powered off mid-run: the agent says so, and links and syncs again when it is powered on")
+    func controllerPowerCycle() async throws {
+        let scratch = try MeshScratch("kernel-ble-power")
+        defer { scratch.remove() }
+        let first = try await launch(scratch, "a", on: Self.controllers[0])
+        defer { first.stop() }
+        let second = try await launch(scratch, "b", on: Self.controllers[1])
+        defer { second.stop() }
+        #expect(try await first.execute("INSERT INTO cars DOCUMENTS ({'_id': 'before', 'make': 'volvo'})").status == 200)
+        #expect(try await second.wait(until: "SELECT * FROM cars", contains: "before").found, "no first sync:\n\(second.log.suffix(3000))")
+
+        let index = Self.controllers[1].index
+        #expect(try KernelControllers.btmgmt(index, "power", "off"))
+        #expect(try await first.execute("INSERT INTO cars DOCUMENTS ({'_id': 'while-off', 'make': 'saab'})").status == 200)
+        try await Task.sleep(for: .seconds(3))
+        #expect(second.log.contains("was powered off"), "the agent did not say its controller went off:\n\(second.log.suffix(3000))")
+        #expect(try KernelControllers.btmgmt(index, "power", "on"))
+        let (arrived, seen) = try await second.wait(until: "SELECT * FROM cars", contains: "while-off")
+        #expect(arrived, "no sync after the controller came back: \(seen)\n\(second.log.suffix(4000))")
+        #expect(second.log.contains("powered on again"), "\(second.log.suffix(3000))")
+    }
+}
+
+/// The controllers the VM pass names: `ARCUS_BT_ADAPTERS` (addresses) and `ARCUS_BT_INDICES`
+/// (their hciN numbers), in the same order; nil unless at least two are named.
+enum KernelControllers {
+    struct Controller: Sendable {
+        var address: String
+        var index: Int
+    }
+
+    static var named: [Controller]? {
+        let environment = ProcessInfo.processInfo.environment
+        guard let addresses = environment["ARCUS_BT_ADAPTERS"]?.split(separator: ","),
+              let indices = environment["ARCUS_BT_INDICES"]?.split(separator: ",").compactMap({ Int($0) }),
+              addresses.count >= 2, addresses.count == indices.count else { return nil }
+        return zip(addresses, indices).map { Controller(address: String($0), index: $1) }
+    }
+
+    /// Writes the agents' logs to ARCUS_BT_LOGS/LABEL-N.log, where the VM pass keeps them.
+    static func keep(_ logs: [String], as label: String) {
+        guard let directory = ProcessInfo.processInfo.environment["ARCUS_BT_LOGS"] else { return }
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for (index, log) in logs.enumerated() { try? log.write(toFile: "\(directory)/\(label)-\(index).log", atomically: true, encoding: .utf8) }
+    }
+
+    /// Runs `btmgmt --index INDEX ARGS…`; whether it exited 0.
+    static func btmgmt(_ index: Int, _ arguments: String...) throws -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/btmgmt")
+        process.arguments = ["--index", "\(index)"] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Runs inside the VM that Tools/test-bluetooth.sh boots: loads the kernel's Bluetooth modules,
+# makes two virtual LE controllers (BlueZ's btvirt), powers them, and runs the test suites that
+# need real controllers. Lines starting with [vm] go back to the host's output; the last result
+# is written to OUT/summary as `N passed, M failed`.
+#
+#   guest.sh TESTS OUT [ONLY]   TESTS: the ArcusPackageTests.xctest built on the host; ONLY: of
+#                               the agent tests, only those whose name matches (a regex)
+tests="$1"
+out="$2"
+only="${3:-}"
+export ARCUS_BT_LOGS="$out/agents"
+passed=0
+failed=0
+say() { echo "[vm] $*"; }
+result() {
+    if [ "$1" = 0 ]; then passed=$((passed + 1)); say "PASS: $2"; else failed=$((failed + 1)); say "FAIL: $2"; fi
+}
+finish() {
+    echo "$passed passed, $failed failed" > "$out/summary"
+    exit 0
+}
+
+modprobe bluetooth enable_ecred=1 && modprobe hci_vhci
+result $? "kernel $(uname -r): bluetooth and hci_vhci loaded"
+[ -e /dev/vhci ] || finish
+
+# The guest sees the host's files read-only: scratch space (agents' data directories) on tmpfs.
+mount -t tmpfs tmpfs /tmp
+export TMPDIR=/tmp
+
+# btvirt -l3: three controllers in one emulator process (only those reach each other). Kernel
+# 6.1's hci_vhci can swallow btvirt's first HCI Reset and leave a controller stuck in setup: wait
+# for all on the management socket, and start btvirt again if they do not come.
+want=3
+controllers=0
+for attempt in 1 2 3 4 5 6; do
+    btvirt -l$want > "$out/btvirt.log" 2>&1 &
+    btvirt=$!
+    for _ in $(seq 40); do
+        controllers=$(btmgmt info 2>/dev/null | grep -c '^hci[0-9]*:')
+        [ "$controllers" = $want ] && break
+        sleep 0.25
+    done
+    [ "$controllers" = $want ] && break
+    say "btvirt attempt $attempt: $controllers controller(s) came up; starting it again"
+    kill $btvirt; wait $btvirt 2>/dev/null
+    for _ in $(seq 20); do [ -z "$(ls /sys/class/bluetooth 2>/dev/null)" ] && break; sleep 0.5; done
+done
+result $([ "$controllers" = $want ]; echo $?) "btvirt: $want virtual LE controllers on the management socket"
+[ "$controllers" = $want ] || finish
+indices=$(btmgmt info | sed -n 's/^hci\([0-9]*\):.*/\1/p' | sort -n | tr '\n' ' ')
+addresses=""
+ok=0
+for index in $indices; do
+    addresses="$addresses,$(btmgmt --index "$index" info | awk '/addr/{print $2; exit}')"
+    btmgmt --index "$index" power on >/dev/null && btmgmt --index "$index" le on >/dev/null || ok=1
+done
+addresses=${addresses#,}
+export ARCUS_BT_ADAPTERS="$addresses" ARCUS_BT_INDICES=$(echo $indices | tr ' ' ',')
+set -- $indices
+server_index=$1
+result $ok "controllers hci${ARCUS_BT_INDICES//,/, hci} ($addresses) powered with LE on"
+
+btmon -w "$out/btmon.btsnoop" > /dev/null 2>&1 &
+monitor=$!
+
+# One suite: every test line goes to OUT/SUITE[-LABEL].log, failures and figures to the host.
+run_suite() {
+    local suite=$1 label=${2:-} filter=$1
+    [ -n "$only" ] && [ "$suite" != KernelL2CAPLinkConformanceTests ] && filter="$suite/.*($only)"
+    local log="$out/$suite${label:+-$label}.log"
+    timeout 900 "$tests" --testing-library swift-testing --filter "$filter" > "$log" 2>&1
+    local status=$?
+    sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '✘|Expectation failed|recorded an issue|^kernel-ble' | head -30 | cut -c1-600 | sed 's/^/[vm]   /'
+    local summary=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E 'Test run with' | tail -1)
+    result $status "$suite${label:+ ($label)}: ${summary:-no summary (status $status)}"
+}
+
+# The channel itself: the first controller advertises connectable (the Advertising setting,
+# which also hides Add Advertising instances: off again before the agents advertise their own).
+btmgmt --index "$server_index" connectable on >/dev/null && btmgmt --index "$server_index" advertising on >/dev/null
+run_suite KernelL2CAPLinkConformanceTests
+btmgmt --index "$server_index" advertising off >/dev/null
+
+# Agents, each on its own controller: without bluetoothd, then with it owning the controllers.
+run_suite KernelBluetoothAgentTests no-bluetoothd
+mkdir -p /run/dbus
+dbus-daemon --system --fork > /dev/null 2>&1
+/usr/libexec/bluetooth/bluetoothd -n > "$out/bluetoothd.log" 2>&1 &
+bluetoothd=$!
+for _ in $(seq 40); do [ "$(timeout 5 bluetoothctl list 2>/dev/null | grep -c Controller)" = $want ] && break; sleep 0.25; done
+result $([ "$(timeout 5 bluetoothctl list 2>/dev/null | grep -c Controller)" = $want ]; echo $?) "bluetoothd $(bluetoothd -v) owns the $want controllers (bluetoothctl list)"
+# The bulk is shorter the second time: its figure is the first pass's.
+ARCUS_BT_BLUETOOTHD=1 ARCUS_BT_BULK=${ARCUS_BT_BULK_BLUETOOTHD:-2000} run_suite KernelBluetoothAgentTests bluetoothd
+kill $bluetoothd 2>/dev/null
+
+kill $monitor 2>/dev/null
+sleep 0.5
+btmon -r "$out/btmon.btsnoop" > "$out/btmon.txt" 2>&1
+finish

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The Bluetooth tests on the Linux kernel's own stack: boots Debian's stock kernel (which has
+# Bluetooth; this machine's may not) in qemu with virtme-ng, the host's root filesystem shared
+# read-only so that the test binary built here runs inside, makes two virtual LE controllers with
+# BlueZ's btvirt, and runs the suites that need real controllers against them.
+#
+#   Tools/test-bluetooth.sh            build the tests if needed, install what is missing, boot, run
+#   Tools/test-bluetooth.sh ONLY       of the agent tests, only those whose name matches ONLY (a regex)
+#   ARCUS_BT_VM_DIR=DIR                where the kernel and virtme-ng go (default .build/bt-vm)
+#
+# Its last line is `N passed, M failed` (suites run in the VM). A machine that cannot boot the VM
+# fails the pass with the reason; it never skips silently. No network in the guest (only lo).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$PWD"
+vm="${ARCUS_BT_VM_DIR:-$root/.build/bt-vm}"
+mkdir -p "$vm"
+
+fail() { echo "error: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
+
+# 1. What the VM needs: qemu (TCG: this machine's /dev/kvm, where there is one, may not run a
+#    stock kernel), BlueZ's emulator and tools, busybox for virtme-ng's initramfs, the kernel
+#    (unpacked, not installed), virtme-ng from PyPI.
+need=""
+for package in qemu-system-x86 bluez bluez-test-tools kmod busybox-static; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'ok installed' || need="$need $package"
+done
+if [ -n "$need" ]; then
+    echo "== installing$need"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $need >/dev/null \
+        || fail "could not install$need (apt-get): the VM pass needs them"
+fi
+package="$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-/{print $2; exit}')"
+[ -n "$package" ] || { apt-get update -q >/dev/null; package="$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-/{print $2; exit}')"; }
+[ -n "$package" ] || fail "apt knows no linux-image-amd64: the VM needs Debian's stock kernel (its -cloud flavour has no Bluetooth)"
+version="${package#linux-image-}"
+if [ ! -e "$vm/kernel/boot/vmlinuz-$version" ]; then
+    echo "== unpacking $package"
+    rm -rf "$vm/debs" "$vm/kernel" && mkdir -p "$vm/debs" "$vm/kernel"
+    (cd "$vm/debs" && apt-get download "$package" >/dev/null) || fail "could not download $package"
+    dpkg-deb -x "$vm"/debs/"$package"_*.deb "$vm/kernel"
+    depmod -b "$vm/kernel" "$version"
+fi
+mkdir -p /lib/modules
+[ -e "/lib/modules/$version" ] || ln -sfn "$vm/kernel/lib/modules/$version" "/lib/modules/$version"
+if [ ! -x "$vm/venv/bin/vng" ]; then
+    echo "== installing virtme-ng"
+    python3 -m venv "$vm/venv" && "$vm/venv/bin/pip" install -q 'virtme-ng==1.42' || fail "could not install virtme-ng from PyPI"
+fi
+
+# 2. The tests, built here: the guest runs this machine's binaries.
+tests="$root/.build/debug/ArcusPackageTests.xctest"
+if [ ! -x "$tests" ] || [ -n "${ARCUS_BT_BUILD:-}" ]; then
+    echo "== building the tests"
+    swift build --build-tests >/dev/null
+fi
+
+# 3. Boot and run the guest's part; the results come back through a writable folder.
+out="$vm/out"
+rm -rf "$out" && mkdir -p "$out"
+echo "== booting Debian's kernel $version in qemu (TCG) with three virtual controllers"
+started=$(date +%s)
+set +e
+PATH="$vm/venv/bin:$PATH" timeout 1200 vng --run "$vm/kernel/boot/vmlinuz-$version" --disable-kvm --cpus 1 --memory 2G \
+    --rwdir "$out" -e "$root/Tools/bluetooth-vm/guest.sh $tests $out '${1:-}'" > "$out/console.log" 2>&1
+status=$?
+set -e
+grep -E '^\[vm\]' "$out/console.log" | sed 's/^\[vm\] //' || true
+echo "VM run: $(( $(date +%s) - started )) s, status $status (console: $out/console.log)"
+if [ ! -f "$out/summary" ]; then
+    tail -20 "$out/console.log" >&2
+    fail "the VM did not report its results (status $status): see $out/console.log"
+fi
+# What Arcus asks of the channel, as the controller saw it (Docs/Transports.md says what it should be).
+if [ -f "$out/btmon.txt" ]; then
+    echo "btmon: the first LE credit-based connection request and its answer:"
+    grep -m1 -B1 -A5 'LE Connection Request' "$out/btmon.txt" | sed 's/^/  /' || true
+    grep -m1 -B1 -A5 'LE Connection Response' "$out/btmon.txt" | sed 's/^/  /' || true
+fi
+cat "$out/summary"
+grep -q ' 0 failed$' "$out/summary"
