@@ -96,18 +96,9 @@ struct KernelBluetoothAgentTests {
         let second = try await launch(scratch, "b", on: Self.controllers[1])
         defer { second.stop() }
         // l2test from the second controller: connects to PSM 144 (0x90) and sends its own data.
-        let l2test = Process()
-        l2test.executableURL = URL(fileURLWithPath: "/usr/bin/l2test")
-        l2test.arguments = ["-s", "-V", "le_public", "-P", "144", "-b", "64", "-N", "5", "-i", Self.controllers[1].address, Self.controllers[0].address]
-        let output = Pipe()
-        l2test.standardOutput = output
-        l2test.standardError = output
-        try l2test.run()
-        let deadline = Date().addingTimeInterval(60)
-        while l2test.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
-        if l2test.isRunning { l2test.terminate() }
-        l2test.waitUntilExit()
-        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let (_, said) = try await KernelControllers.run(
+            "/usr/bin/l2test", ["-s", "-V", "le_public", "-P", "144", "-b", "64", "-N", "5", "-i", Self.controllers[1].address, Self.controllers[0].address]
+        )
         print("kernel-ble (\(Self.context)): l2test said: \(said.split(separator: "\n").suffix(4).joined(separator: " | "))")
         #expect(said.contains("Connected"), "l2test never reached the agent's PSM: \(said)")
         #expect(first.process.isRunning, "the agent died of a foreign peer:\n\(first.log.suffix(3000))")
@@ -129,11 +120,11 @@ struct KernelBluetoothAgentTests {
         #expect(try await second.wait(until: "SELECT * FROM cars", contains: "before").found, "no first sync:\n\(second.log.suffix(3000))")
 
         let index = Self.controllers[1].index
-        #expect(try KernelControllers.btmgmt(index, "power", "off"))
+        #expect(try await KernelControllers.btmgmt(index, "power", "off"))
         #expect(try await first.execute("INSERT INTO cars DOCUMENTS ({'_id': 'while-off', 'make': 'saab'})").status == 200)
         try await Task.sleep(for: .seconds(3))
         #expect(second.log.contains("was powered off"), "the agent did not say its controller went off:\n\(second.log.suffix(3000))")
-        #expect(try KernelControllers.btmgmt(index, "power", "on"))
+        #expect(try await KernelControllers.btmgmt(index, "power", "on"))
         let (arrived, seen) = try await second.wait(until: "SELECT * FROM cars", contains: "while-off")
         #expect(arrived, "no sync after the controller came back: \(seen)\n\(second.log.suffix(4000))")
         #expect(second.log.contains("powered on again"), "\(second.log.suffix(3000))")
@@ -164,13 +155,23 @@ enum KernelControllers {
     }
 
     /// Runs `btmgmt --index INDEX ARGS…`; whether it exited 0.
-    static func btmgmt(_ index: Int, _ arguments: String...) throws -> Bool {
+    static func btmgmt(_ index: Int, _ arguments: String...) async throws -> Bool {
+        try await run("/usr/bin/btmgmt", ["--index", "\(index)"] + arguments).status == 0
+    }
+
+    /// Runs a BlueZ tool for up to 60 s (then terminates it); its exit status and what it printed.
+    static func run(_ executable: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/btmgmt")
-        process.arguments = ["--index", "\(index)"] + arguments
-        process.standardOutput = FileHandle.nullDevice
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
         try process.run()
+        let deadline = Date().addingTimeInterval(60)
+        while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        if process.isRunning { process.terminate() }
         process.waitUntilExit()
-        return process.terminationStatus == 0
+        return (process.terminationStatus, String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
     }
 }

@@ -19,11 +19,15 @@ public struct LinkConformance: Sendable, CustomTestStringConvertible {
     public let bufferLimit: Int
     /// The longest any one step may take.
     public var stepLimit: Duration
+    /// The most pairs the carrier holds open at once, where it has a limit of its own (one LE
+    /// connection between two controllers has 64 dynamic channel ids); nil for none.
+    public var simultaneousPairs: Int?
 
     public init(
         name: String, makePair: @escaping @Sendable () async throws -> (any Link, any Link),
-        sever: @escaping @Sendable (any Link) -> Void, bufferLimit: Int, stepLimit: Duration = .seconds(45)
+        sever: @escaping @Sendable (any Link) -> Void, bufferLimit: Int, stepLimit: Duration = .seconds(45), simultaneousPairs: Int? = nil
     ) {
+        self.simultaneousPairs = simultaneousPairs
         self.name = name
         self.makePair = makePair
         self.sever = sever
@@ -148,8 +152,9 @@ public struct LinkConformance: Sendable, CustomTestStringConvertible {
         try await within(stepLimit, "the producer") { try await task.value }
     }
 
-    /// Hundreds of pairs work at once, each delivering its own messages.
+    /// Hundreds of pairs work at once (or as many as the carrier holds), each delivering its own messages.
     public func checkManyLinksAtOnce(pairs: Int = 200) async throws {
+        let pairs = min(pairs, simultaneousPairs ?? pairs)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for pair in 0..<pairs {
                 group.addTask {

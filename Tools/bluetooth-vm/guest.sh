@@ -68,7 +68,7 @@ monitor=$!
 # One suite: every test line goes to OUT/SUITE[-LABEL].log, failures and figures to the host.
 run_suite() {
     local suite=$1 label=${2:-} filter=$1
-    [ -n "$only" ] && [ "$suite" != KernelL2CAPLinkConformanceTests ] && filter="$suite/.*($only)"
+    [ -n "$only" ] && [ "$suite" != BluetoothLinkConformanceTests ] && filter="$suite/.*($only)"
     local log="$out/$suite${label:+-$label}.log"
     timeout 900 "$tests" --testing-library swift-testing --filter "$filter" > "$log" 2>&1
     local status=$?
@@ -80,7 +80,7 @@ run_suite() {
 # The channel itself: the first controller advertises connectable (the Advertising setting,
 # which also hides Add Advertising instances: off again before the agents advertise their own).
 btmgmt --index "$server_index" connectable on >/dev/null && btmgmt --index "$server_index" advertising on >/dev/null
-run_suite KernelL2CAPLinkConformanceTests
+run_suite BluetoothLinkConformanceTests
 btmgmt --index "$server_index" advertising off >/dev/null
 
 # Agents, each on its own controller: without bluetoothd, then with it owning the controllers.

@@ -58,7 +58,7 @@ public struct BLEBench {
                 ("link_bytes_per_s", .int(Int64(linkBytesPerSecond.rounded()))),
                 ("updates", .int(Int64(updates))), ("update_p50_ms", r(updateP50 * 1e3, 1000)),
                 ("update_p99_ms", r(updateP99 * 1e3, 1000)), ("link_latency_ms", r(linkLatency * 1e3, 1000)),
-                ("update_p50_over_link_latency", r(updateP50 / Swift.max(linkLatency, 1e-9), 100)), ("converged", .bool(converged)),
+                ("update_p50_over_link_latency", r(linkLatency > 0 ? updateP50 / linkLatency : 0, 100)), ("converged", .bool(converged)),
             ])
         }
     }

@@ -46,6 +46,10 @@ public final class BlueZDiscovery: Sendable {
     private let meshHash: String
     private let report: @Sendable (String) -> Void
     private let state: Mutex<State>
+    /// Nudges `keepDiscovering` to look again: discovery stopped, a dial ended, the controller
+    /// came back. One pending nudge is enough.
+    private let wakeups: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
 
     private struct State {
         var controller: Controller
@@ -75,6 +79,7 @@ public final class BlueZDiscovery: Sendable {
         self.meshHash = meshHash
         self.report = report
         self.state = Mutex(State(controller: controller))
+        (wakeups, wake) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     public var controller: Controller { state.withLock { $0.controller } }
@@ -139,6 +144,7 @@ public final class BlueZDiscovery: Sendable {
             }
         }
         let discovering = Task { await self.keepDiscovering() }
+        wake.yield()
         let sweeping = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: self.lostAfter / 4)
@@ -175,6 +181,7 @@ public final class BlueZDiscovery: Sendable {
             found(device, changes)
         case .discovering(let on) where from == controller.index:
             state.withLock { $0.discovering = on }
+            if !on { wake.yield() }
         case .newSettings(let settings) where from == controller.index:
             // New Settings comes for every change (advertising on, say): only power is news.
             let powered = settings & 1 != 0
@@ -184,6 +191,7 @@ public final class BlueZDiscovery: Sendable {
                 return state.powered != powered
             }
             guard changed else { break }
+            if powered { wake.yield() }
             report(powered
                 ? "Bluetooth controller \(controller) is powered on again: advertising and discovering"
                 : "Bluetooth controller \(controller) was powered off: its links are gone; they come back when it is powered on")
@@ -208,6 +216,7 @@ public final class BlueZDiscovery: Sendable {
             state.discovering = false
         }
         report("Bluetooth controller \(controller) is back")
+        wake.yield()
         do {
             try await advertise()
         } catch {
@@ -215,10 +224,10 @@ public final class BlueZDiscovery: Sendable {
         }
     }
 
-    /// Starts discovery whenever it is off and no dial is under way; after a refusal, waits
-    /// `retryInterval` before the next try.
+    /// At each nudge, starts discovery if it is off and no dial is under way; after a refusal,
+    /// nudges itself again `retryInterval` later.
     private func keepDiscovering() async {
-        while !Task.isCancelled {
+        for await _ in wakeups {
             let (controller, starts) = state.withLock { ($0.controller, !$0.discovering && $0.dials == 0) }
             if starts {
                 do {
@@ -237,11 +246,10 @@ public final class BlueZDiscovery: Sendable {
                         return state.reported != text
                     }
                     if isNew { report("Bluetooth discovery on \(controller) could not start, retried every \(retryInterval): \(text)") }
-                    try? await Task.sleep(for: retryInterval)
-                    continue
+                    guard (try? await Task.sleep(for: retryInterval)) != nil else { return }
+                    wake.yield()
                 }
             }
-            try? await Task.sleep(for: .milliseconds(100))
         }
     }
 
@@ -257,7 +265,11 @@ public final class BlueZDiscovery: Sendable {
     }
 
     public func dialEnded() {
-        state.withLock { $0.dials -= 1 }
+        let last = state.withLock { state in
+            state.dials -= 1
+            return state.dials == 0
+        }
+        if last { wake.yield() }
     }
 
     /// Withdraws the advert, stops discovering and closes the socket.
@@ -266,6 +278,7 @@ public final class BlueZDiscovery: Sendable {
             defer { state.tasks = [] }
             return (state.controller, state.instance, state.tasks)
         }
+        wake.finish()
         for task in tasks { task.cancel() }
         if let instance {
             _ = try? await client.send(.removeAdvertising(instance: instance), controller: controller.index)

@@ -1,0 +1,99 @@
+import ArcusBluetooth
+import ArcusMesh
+import ArcusTransportConformance
+import Foundation
+import Testing
+
+/// The link conformance checks on Bluetooth channels: emulated ones (socketpair SOCK_SEQPACKET
+/// pairs), unpaced and paced as a PHY fast enough that the checks stay quick; and, where
+/// `ARCUS_BT_ADAPTERS=SERVER,CLIENT` names two controllers (the virtual ones Tools/test-bluetooth.sh
+/// makes in a VM, the server's advertising connectable), real L2CAP LE credit-based channels
+/// through the Linux kernel between them, opened as the transport opens its own.
+@Suite("Bluetooth link conformance", .timeLimit(.minutes(5)))
+struct BluetoothLinkConformanceTests {
+    static let fastPHY = EmulatedPHY(bitsPerSecond: 200_000_000, connectionInterval: .milliseconds(1))
+
+    static let suites = [
+        LinkConformance(
+            name: "emulated L2CAP pairs, unpaced",
+            makePair: { try EmulatedLinkPair.make() },
+            sever: { link in link.close() },
+            bufferLimit: EmulatedLinkPair.bufferLimit()
+        ),
+        LinkConformance(
+            name: "emulated L2CAP pairs, paced at 200 Mbit/s",
+            makePair: { try EmulatedLinkPair.make(phy: fastPHY) },
+            sever: { link in link.close() },
+            bufferLimit: EmulatedLinkPair.bufferLimit(phy: fastPHY)
+        ),
+    ] + (KernelAdapters.named.map { [kernel($0.server, $0.client)] } ?? [])
+
+    /// What a direction of a kernel channel holds before `send` suspends: the sender's socket
+    /// buffer and the receiver's (the kernel's defaults, about 208 KiB each, counted with
+    /// overhead) and the credits in flight. Generous: the check is that a slow reader holds the
+    /// writer back at all.
+    static func kernel(_ server: L2CAPAddress, _ client: L2CAPAddress) -> LinkConformance {
+        LinkConformance(
+            name: "kernel L2CAP LE CoC, MTU 247",
+            makePair: { try await L2CAPLinkPair.make(server: server, client: client) },
+            sever: { link in link.close() },
+            bufferLimit: 1 << 20,
+            // LE dynamic channel ids run 0x0040-0x007F: 64 channels on one connection.
+            simultaneousPairs: 60
+        )
+    }
+
+    @Test("messages of every size up to the MTU arrive whole and in order, both ways at once", arguments: suites)
+    func deliversInOrder(_ links: LinkConformance) async throws {
+        try await links.checkDeliversInOrderBothWays()
+    }
+
+    @Test("mtu - 1 and mtu bytes go through; mtu + 1 is refused and the link carries on", arguments: suites)
+    func messagesAroundTheMTU(_ links: LinkConformance) async throws {
+        try await links.checkMessagesAroundTheMTU()
+    }
+
+    @Test("closing either end finishes both streams and fails later sends", arguments: suites)
+    func closeFromEitherEnd(_ links: LinkConformance) async throws {
+        try await links.checkCloseFromEitherEnd()
+    }
+
+    @Test("a send suspended on a full link fails when the peer closes", arguments: suites)
+    func closeFailsSuspendedSends(_ links: LinkConformance) async throws {
+        try await links.checkCloseFailsSuspendedSends()
+    }
+
+    @Test("a peer vanishing mid-stream fails pending sends and leaves an intact prefix", arguments: suites)
+    func peerVanishing(_ links: LinkConformance) async throws {
+        try await links.checkPeerVanishingMidStream()
+    }
+
+    @Test("a fast producer is held back by a slow consumer and loses nothing", arguments: suites)
+    func backpressure(_ links: LinkConformance) async throws {
+        try await links.checkBackpressure()
+    }
+
+    @Test("100 pairs work at once (as many as the carrier holds)", arguments: suites)
+    func manyLinks(_ links: LinkConformance) async throws {
+        try await links.checkManyLinksAtOnce(pairs: 100)
+    }
+
+    @Test("a kernel channel's MTU is the one asked for: 247 bytes each way",
+          .enabled(if: KernelAdapters.named != nil, "needs ARCUS_BT_ADAPTERS=SERVER,CLIENT: run Tools/test-bluetooth.sh"))
+    func negotiatedMTU() async throws {
+        let adapters = try #require(KernelAdapters.named)
+        let (a, b) = try await L2CAPLinkPair.make(server: adapters.server, client: adapters.client)
+        defer { a.close(); b.close() }
+        #expect(a.mtu == 247 && b.mtu == 247, "send MTUs \(a.mtu) and \(b.mtu)")
+    }
+}
+
+/// The controllers the VM pass names in `ARCUS_BT_ADAPTERS` (addresses, comma-separated): the
+/// first two, a server and a client; nil unless there are at least two.
+enum KernelAdapters {
+    static let named: (server: L2CAPAddress, client: L2CAPAddress)? = {
+        let names = (ProcessInfo.processInfo.environment["ARCUS_BT_ADAPTERS"] ?? "").split(separator: ",").map(String.init)
+        guard names.count >= 2, let server = L2CAPAddress(names[0]), let client = L2CAPAddress(names[1]) else { return nil }
+        return (server, client)
+    }()
+}
