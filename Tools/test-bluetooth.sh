@@ -59,6 +59,7 @@ fi
 # 3. Boot and run the guest's part; the results come back through a writable folder.
 out="$vm/out"
 rm -rf "$out" && mkdir -p "$out"
+echo "${ARCUS_BT_NOFILE:-$(ulimit -n)}" > "$vm/nofile"  # the guest takes this machine's limit on open files
 echo "== booting Debian's kernel $version in qemu (TCG) with three virtual controllers"
 started=$(date +%s)
 set +e

@@ -18,10 +18,28 @@ public enum L2CAPLinkPair {
             return target
         }()
 
-        // accept and connect block: each on a thread of its own, off the cooperative pool.
-        async let accepted = onThread { try listener.accept() }
+        // accept and connect block: each on a thread of its own, off the cooperative pool. The
+        // kernel gives up a connect after 40 s (its L2CAP connection timeout); accept waits as
+        // long, so that a channel that never comes fails the pair instead of hanging it. Either
+        // end that came up alone is closed.
+        async let accepted = onThread { () throws -> SeqPacketSocket in
+            guard listener.waitForReadable(milliseconds: 45_000) else { throw L2CAPLinkPairError.noChannelAccepted(within: .seconds(45)) }
+            return try listener.accept()
+        }
         async let dialled = onThread { try SeqPacketSocket.l2capConnection(from: client, to: target, receiveMTU: receiveMTU, security: security) }
-        let (a, b) = try await (accepted, dialled)
+        let a: SeqPacketSocket, b: SeqPacketSocket
+        do {
+            a = try await accepted
+        } catch {
+            (try? await dialled)?.close()
+            throw error
+        }
+        do {
+            b = try await dialled
+        } catch {
+            a.close()
+            throw error
+        }
         return (
             try SeqPacketLink(socket: a, mtu: try a.sendMTU(), description: "bluetooth \(name) \(server.text) <- \(client.text)"),
             try SeqPacketLink(socket: b, mtu: try b.sendMTU(), description: "bluetooth \(name) \(client.text) -> \(server.text)")
@@ -33,4 +51,8 @@ public enum L2CAPLinkPair {
             Thread { continuation.resume(with: Result { try body() }) }.start()
         }
     }
+}
+
+public enum L2CAPLinkPairError: Error, Sendable, Hashable {
+    case noChannelAccepted(within: Duration)
 }

@@ -84,7 +84,7 @@ struct KernelBluetoothAgentTests {
             if !missing.isEmpty { try await Task.sleep(for: .seconds(1)) }
         } while !missing.isEmpty && Date() < deadline
         #expect(missing.isEmpty, "\(missing)")
-        if !missing.isEmpty { KernelControllers.keep(agents.map(\.log), as: "three-agents") }
+        if !missing.isEmpty { KernelControllers.keep(agents.map(\.log), as: "three-agents-\(Self.context)") }
     }
 
     @Test("a foreign L2CAP client (BlueZ's l2test) on an agent's PSM is refused; the agent stays up and goes on syncing")
@@ -105,6 +105,7 @@ struct KernelBluetoothAgentTests {
         #expect(try await first.execute("INSERT INTO cars DOCUMENTS ({'_id': 'after-the-stranger', 'make': 'volvo'})").status == 200)
         let (arrived, seen) = try await second.wait(until: "SELECT * FROM cars", contains: "after-the-stranger")
         #expect(arrived, "sync stopped after the foreign client: \(seen)\n\(first.log.suffix(3000))")
+        if !arrived || !said.contains("Connected") { KernelControllers.keep([first.log, second.log], as: "foreign-\(Self.context)") }
         #expect(first.stop() == 0)
     }
 
@@ -127,6 +128,7 @@ struct KernelBluetoothAgentTests {
         #expect(try await KernelControllers.btmgmt(index, "power", "on"))
         let (arrived, seen) = try await second.wait(until: "SELECT * FROM cars", contains: "while-off")
         #expect(arrived, "no sync after the controller came back: \(seen)\n\(second.log.suffix(4000))")
+        if !arrived { KernelControllers.keep([first.log, second.log], as: "power-\(Self.context)") }
         #expect(second.log.contains("powered on again"), "\(second.log.suffix(3000))")
     }
 }

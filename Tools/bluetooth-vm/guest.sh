@@ -10,6 +10,11 @@ tests="$1"
 out="$2"
 only="${3:-}"
 export ARCUS_BT_LOGS="$out/agents"
+# The host's own limit on open files (the tests open hundreds of links at once), not the guest's
+# default of 1024; a crash prints raw addresses (symbolicating under TCG takes many minutes):
+# llvm-symbolizer on the host names them.
+ulimit -n "${ARCUS_BT_NOFILE:-$(cat "$out/../nofile" 2>/dev/null || echo 65536)}"
+export SWIFT_BACKTRACE=enable=yes,interactive=no,symbolicate=off,threads=crashed,registers=none,images=mentioned
 passed=0
 failed=0
 say() { echo "[vm] $*"; }
