@@ -19,6 +19,12 @@ public struct L2CAPRadioSettings: Sendable {
     /// encrypted by the mesh's Noise handshake, and medium or high would make the kernel pair,
     /// which waits for a pairing agent that a device with no one at it does not have.
     public var security: BluetoothSecurityLevel
+    /// How long a dial may take to bring its channel up; nil leaves it to the kernel (40 s). A
+    /// shorter one cancels LE connections under way, which on btvirt's controllers left one side
+    /// connected and the other not, for good (no supervision timeout there): the next channel to
+    /// that peer went into the void. Peers stay reachable while dialling because each renews its
+    /// advert whenever a connection comes up (`BlueZDiscovery.readvertise`).
+    public var connectTimeout: Duration?
 
     public init(
         adapter: BluetoothAdapter? = nil, psm: UInt16 = 0, receiveMTU: UInt16 = UInt16(EmulatedLinkPair.defaultMTU),

@@ -148,7 +148,9 @@ public final class BluetoothTransport: Transport {
     /// advertises the PSM and scans through the kernel's management socket (`BlueZDiscovery`).
     /// Accepted channels go through the same hello as emulated ones.
     private func startL2CAP(_ settings: L2CAPRadioSettings) async throws {
-        let management = try SeqPacketLink(socket: try SeqPacketSocket.management(), mtu: 4096, description: "bluetooth management")
+        let management = try SeqPacketLink(
+            socket: try SeqPacketSocket.management(), mtu: 4096, description: "bluetooth management", refusedSendEndsLink: false
+        )
         let client = ManagementClient(link: management)
         let controller: BlueZDiscovery.Controller
         let listener: SeqPacketListener
@@ -217,7 +219,9 @@ public final class BluetoothTransport: Transport {
         let socket = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<SeqPacketSocket, any Error>) in
             Thread {
                 do {
-                    let socket = try SeqPacketSocket.l2capConnection(from: local, to: address, receiveMTU: settings.receiveMTU, security: settings.security)
+                    let socket = try SeqPacketSocket.l2capConnection(
+                        from: local, to: address, receiveMTU: settings.receiveMTU, security: settings.security, timeout: settings.connectTimeout
+                    )
                     do {
                         guard try socket.sendWithoutBlocking(LinkHello.encode(peer)) else { throw TransportError.unreachable(endpoint) }
                     } catch {

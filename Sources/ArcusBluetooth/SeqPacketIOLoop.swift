@@ -37,10 +37,15 @@ final class SeqPacketIOLoop: Sendable {
     private let wakeup: Wakeup
     private let state = Mutex(State())
 
-    init(socket: SeqPacketSocket, mtu: Int, phy: EmulatedPHY?) throws {
+    /// Whether a send the kernel refuses ends the link (a channel whose peer is gone) or fails
+    /// only that send (the management socket, which refuses a command it will not take now).
+    let refusedSendEndsLink: Bool
+
+    init(socket: SeqPacketSocket, mtu: Int, phy: EmulatedPHY?, refusedSendEndsLink: Bool = true) throws {
         self.socket = socket
         self.mtu = mtu
         self.phy = phy
+        self.refusedSendEndsLink = refusedSendEndsLink
         wakeup = try Wakeup()
     }
 
@@ -154,7 +159,14 @@ final class SeqPacketIOLoop: Sendable {
                         }
                         break
                     }
-                    guard try socket.sendWithoutBlocking(message) else {
+                    let sent: Bool
+                    do {
+                        sent = try socket.sendWithoutBlocking(message)
+                    } catch where !refusedSendEndsLink {
+                        fail(id, error)
+                        continue
+                    }
+                    guard sent else {
                         release(id)
                         waitForWritable = true
                         break
@@ -215,6 +227,13 @@ final class SeqPacketIOLoop: Sendable {
         state.withLock { state in
             if let index = state.sends.firstIndex(where: { $0.id == id }) { state.sends[index].inFlight = false }
         }
+    }
+
+    private func fail(_ id: UInt64, _ error: any Error) {
+        let continuation = state.withLock { state in
+            state.sends.firstIndex(where: { $0.id == id }).map { state.sends.remove(at: $0).continuation }
+        }
+        continuation?.resume(throwing: error)
     }
 
     private func complete(_ id: UInt64) {

@@ -14,9 +14,12 @@ public final class SeqPacketLink: Link {
     /// The largest MTU a link takes: L2CAP's SDU limit.
     public static let maximumMTU = Int(UInt16.max)
 
-    /// Takes over `socket` (connected); `phy`, if given, paces sends as that radio would.
+    /// Takes over `socket` (connected); `phy`, if given, paces sends as that radio would. A send
+    /// the kernel refuses ends the link unless `refusedSendEndsLink` is false (the management
+    /// socket: a command refused at send, as some are while a controller is off, is not the end).
     public init(
-        socket: SeqPacketSocket, mtu: Int, kind: LinkKind = .bluetooth, description: String, phy: EmulatedPHY? = nil
+        socket: SeqPacketSocket, mtu: Int, kind: LinkKind = .bluetooth, description: String, phy: EmulatedPHY? = nil,
+        refusedSendEndsLink: Bool = true
     ) throws {
         precondition((1...Self.maximumMTU).contains(mtu), "an SDU MTU is 1...65535 bytes")
         self.kind = kind
@@ -28,7 +31,7 @@ public final class SeqPacketLink: Link {
         } else {
             metrics = LinkMetrics(cost: kind.defaultCost)
         }
-        let loop = try SeqPacketIOLoop(socket: socket, mtu: mtu, phy: phy)
+        let loop = try SeqPacketIOLoop(socket: socket, mtu: mtu, phy: phy, refusedSendEndsLink: refusedSendEndsLink)
         self.loop = loop
         incoming = AsyncStream(unfolding: { await loop.receive() })
         loop.start()

@@ -21,15 +21,17 @@ extension SeqPacketSocket {
 
     /// An L2CAP LE channel from the controller at `local` (`L2CAPAddress.any` lets the kernel
     /// choose) to `remote`, asking for SDUs of up to `receiveMTU` bytes and `security`. Blocks
-    /// until the channel is up or refused: call it off the cooperative pool.
+    /// until the channel is up or refused, or `timeout` (the kernel's own is 40 s) has passed:
+    /// call it off the cooperative pool.
     public static func l2capConnection(
-        from local: L2CAPAddress, to remote: L2CAPAddress, receiveMTU: UInt16, security: BluetoothSecurityLevel
+        from local: L2CAPAddress, to remote: L2CAPAddress, receiveMTU: UInt16, security: BluetoothSecurityLevel, timeout: Duration? = nil
     ) throws -> SeqPacketSocket {
         let socket = try SeqPacketSocket.l2cap()
         do {
             try socket.bind(local)
             try socket.setReceiveMTU(receiveMTU)
             try socket.setSecurity(security)
+            if let timeout { try socket.setSendTimeout(timeout) }
             try socket.connect(remote)
             return socket
         } catch {

@@ -198,6 +198,16 @@ public final class SeqPacketSocket: Sendable, CustomStringConvertible {
         }
     }
 
+    /// How long a blocking send, or an L2CAP connect, waits (SO_SNDTIMEO); a connect that runs out
+    /// fails with EINPROGRESS.
+    public func setSendTimeout(_ timeout: Duration) throws {
+        let (seconds, attoseconds) = timeout.components
+        var value = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+        guard setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size)) == 0 else {
+            throw failure(.setSendTimeout)
+        }
+    }
+
     /// Makes `accept` return EAGAIN instead of blocking, for a listener driven by poll().
     public func setNonBlocking() {
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)

@@ -33,6 +33,7 @@ public enum SocketOperation: String, Sendable, Hashable {
     case setSecurity = "setsockopt(BT_SECURITY)"
     case getSendMTU = "getsockopt(BT_SNDMTU)"
     case setSendBuffer = "setsockopt(SO_SNDBUF)"
+    case setSendTimeout = "setsockopt(SO_SNDTIMEO)"
     case send = "send()"
     case receive = "recv()"
     case poll = "poll()"

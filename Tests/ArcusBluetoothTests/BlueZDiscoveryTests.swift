@@ -173,6 +173,23 @@ struct BlueZDiscoveryTests {
         #expect(kernel!.codes.filter { $0 == 0x003A }.count == 1, "discovery restarted during the dial: \(kernel!.codes)")
         discovery.dialEnded()
         #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 2 }, "\(kernel!.codes)")
+        // The kernel paused advertising to initiate the connection: the advert is added again, in
+        // the same instance.
+        #expect(await waitFor { kernel!.received.withLock { $0.filter { $0.code == 0x003E }.map { $0.parameters.first } } == [5, 5] },
+                "\(kernel!.codes)")
+    }
+
+    @Test("a device connecting to the controller (which then stops advertising) has the advert added again, in the same instance")
+    func readvertisesOnConnection() async throws {
+        var kernel: KernelDouble?
+        let discovery = try await discovery(&kernel)
+        try await discovery.start { _ in }
+        defer { Task { await discovery.stop() } }
+        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 1 })
+        // Device Connected: address, LE public, no flags, no EIR.
+        try await kernel!.emit(0x000B, [6, 5, 4, 3, 2, 1, 1, 0, 0, 0, 0, 0, 0])
+        #expect(await waitFor { kernel!.received.withLock { $0.filter { $0.code == 0x003E }.map { $0.parameters.first } } == [5, 5] },
+                "\(kernel!.codes)")
     }
 
     @Test("the controller powered off and on is reported once each way (other setting changes are not), and discovery starts again")

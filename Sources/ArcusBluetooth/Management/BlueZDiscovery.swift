@@ -195,6 +195,10 @@ public final class BlueZDiscovery: Sendable {
             report(powered
                 ? "Bluetooth controller \(controller) is powered on again: advertising and discovering"
                 : "Bluetooth controller \(controller) was powered off: its links are gone; they come back when it is powered on")
+        case .deviceConnected where from == controller.index:
+            // Whoever connected (a peer, or bluetoothd holding a link open for its own GATT
+            // client), the controller stopped advertising.
+            Task { await self.readvertise() }
         case .indexRemoved where from == controller.index:
             report("Bluetooth controller \(controller) was removed: its links are gone; they come back when it returns")
             state.withLock { $0.discovering = false }
@@ -270,6 +274,28 @@ public final class BlueZDiscovery: Sendable {
             return state.dials == 0
         }
         if last { wake.yield() }
+        Task { await readvertise() }
+    }
+
+    /// Adds the advert again, in its own instance: the controller stops advertising when a device
+    /// connects to it, the kernel pauses advertising while it initiates a connection, and
+    /// (kernel 6.1) resumes it only once a connection ends. A peer that advertises no more while
+    /// linked cannot be reached by a third: three agents never all linked (KernelBluetoothAgentTests).
+    func readvertise() async {
+        let (controller, instance, powered) = state.withLock { ($0.controller, $0.instance, $0.powered) }
+        // A controller that is off keeps its instances and advertises them when powered.
+        guard let instance, powered else { return }
+        do {
+            // Removed first: adding over an instance that is still set up (extended advertising)
+            // left the controller advertising nothing at all.
+            _ = try? await client.send(.removeAdvertising(instance: instance), controller: controller.index)
+            _ = try await client.send(
+                .addAdvertising(instance: instance, data: advertisement.advertisingData, scanResponse: ArcusAdvertisement.scanResponseData),
+                controller: controller.index
+            )
+        } catch {
+            report("Bluetooth controller \(controller): the advert could not be renewed: \(error)")
+        }
     }
 
     /// Withdraws the advert, stops discovering and closes the socket.

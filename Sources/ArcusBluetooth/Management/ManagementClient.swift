@@ -45,7 +45,13 @@ public actor ManagementClient {
             waiting[code, default: []].append(continuation)
             let packet = command.packet(controller: controller).encoded
             Task { [link] in
-                do { try await link.send(packet) } catch { await self.answer(code, .failure(.closed)) }
+                do {
+                    try await link.send(packet)
+                } catch LinkError.closed {
+                    self.answer(code, .failure(.closed))
+                } catch {
+                    self.answer(code, .failure(.notSent(command: code, "\(error)")))
+                }
             }
         }
         return try result.get()

@@ -7,6 +7,8 @@ public enum ManagementError: Error, Sendable, Hashable, CustomStringConvertible 
     case noAnswer(command: UInt16)
     /// The management socket closed.
     case closed
+    /// The kernel refused the command at send (some are while a controller is off).
+    case notSent(command: UInt16, String)
 
     public var description: String {
         switch self {
@@ -15,6 +17,7 @@ public enum ManagementError: Error, Sendable, Hashable, CustomStringConvertible 
             return "the kernel refused management command 0x\(String(command, radix: 16)): \(status)"
         case .noAnswer(let command): return "the kernel did not answer management command 0x\(String(command, radix: 16))"
         case .closed: return "the Bluetooth management socket closed"
+        case .notSent(let command, let why): return "the kernel refused management command 0x\(String(command, radix: 16)) at send: \(why)"
         }
     }
 }

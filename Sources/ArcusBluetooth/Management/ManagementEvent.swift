@@ -5,6 +5,8 @@ public enum ManagementEvent: Sendable, Hashable {
     case commandComplete(command: UInt16, status: ManagementStatus, parameters: [UInt8])
     /// 0x0002: a command failed early (or is pending, with status success).
     case commandStatus(command: UInt16, status: ManagementStatus)
+    /// 0x000B: a device connected to the controller, or the controller to it (any program's).
+    case deviceConnected
     /// 0x0006: a controller's current settings changed (bit 0: powered).
     case newSettings(UInt32)
     /// 0x0004, 0x0005: a controller came or went.
@@ -37,6 +39,7 @@ public enum ManagementEvent: Sendable, Hashable {
         case 0x0004: self = .indexAdded
         case 0x0005: self = .indexRemoved
         case 0x0006: self = .newSettings(try reader.uint32())
+        case 0x000B: self = .deviceConnected
         case 0x0012:
             let address = try reader.bytes(6), type = try reader.uint8(), rssi = Int8(bitPattern: try reader.uint8())
             let flags = try reader.uint32(), length = Int(try reader.uint16())
