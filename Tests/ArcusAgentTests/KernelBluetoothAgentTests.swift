@@ -105,6 +105,30 @@ struct KernelBluetoothAgentTests {
         #expect(second.log.contains("powered on again"), "\(second.log.suffix(3000))")
     }
 
+    @Test("bluetoothd restarted mid-run (it powers the controllers off, on, and clears every advert): the agents say so and link and sync again",
+          .enabled(if: ProcessInfo.processInfo.environment["ARCUS_BT_BLUETOOTHD"] == "1", "bluetoothd runs only in the VM pass's second half"))
+    func bluetoothdRestarted() async throws {
+        let scratch = try MeshScratch("kernel-ble-bluetoothd")
+        defer { scratch.remove() }
+        let first = try await launch(scratch, "a", on: Self.controllers[0])
+        defer { first.stop() }
+        let second = try await launch(scratch, "b", on: Self.controllers[1])
+        defer { second.stop() }
+        #expect(try await first.execute("INSERT INTO cars DOCUMENTS ({'_id': 'before-restart', 'make': 'volvo'})").status == 200)
+        #expect(try await second.wait(until: "SELECT * FROM cars", contains: "before-restart").found, "no first sync:\n\(second.log.suffix(3000))")
+
+        let restarted = try await KernelControllers.restartBluetoothd(controllers: Self.controllers.count)
+        #expect(restarted, "bluetoothd did not come back with every controller")
+        #expect(try await first.execute("INSERT INTO cars DOCUMENTS ({'_id': 'after-restart', 'make': 'saab'})").status == 200)
+        let (arrived, seen) = try await second.wait(until: "SELECT * FROM cars", contains: "after-restart")
+        #expect(arrived, "no sync after bluetoothd restarted: \(seen)\n\(first.log.suffix(3000))\n\(second.log.suffix(3000))")
+        if !arrived { KernelControllers.keep([first.log, second.log], as: "bluetoothd-restart") }
+        #expect(first.process.isRunning && second.process.isRunning)
+        // bluetoothd powers its controllers off when it stops, and clears every advert when it starts.
+        #expect(second.log.contains("was powered off"), "\(second.log.suffix(3000))")
+        #expect(first.log.contains("removed this peer's advert") || second.log.contains("removed this peer's advert"), "\(first.log.suffix(3000))")
+    }
+
     // Last: the emulator's misrouted links (below) can leave its controllers in a state the next test would meet.
     @Test("three agents, each on its own controller: a write on each reaches the other two", .enabled(if: KernelControllers.named?.count ?? 0 >= 3))
     func threeAgents() async throws {
@@ -162,6 +186,32 @@ enum KernelControllers {
         guard let directory = ProcessInfo.processInfo.environment["ARCUS_BT_LOGS"] else { return }
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         for (index, log) in logs.enumerated() { try? log.write(toFile: "\(directory)/\(label)-\(index).log", atomically: true, encoding: .utf8) }
+    }
+
+    /// Stops bluetoothd (SIGTERM, as systemd does) and starts it again (`-n`, in the background,
+    /// its log beside the agents'); whether it lists `controllers` controllers within 30 s.
+    static func restartBluetoothd(controllers: Int) async throws -> Bool {
+        _ = try await run("/usr/bin/pkill", ["-TERM", "-x", "bluetoothd"])
+        for _ in 0..<100 {
+            guard try await run("/usr/bin/pgrep", ["-x", "bluetoothd"]).status == 0 else { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: "/usr/libexec/bluetooth/bluetoothd")
+        daemon.arguments = ["-n"]
+        let log = (ProcessInfo.processInfo.environment["ARCUS_BT_LOGS"] ?? NSTemporaryDirectory()) + "/bluetoothd-restarted.log"
+        try? FileManager.default.createDirectory(atPath: (log as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: log, contents: nil)
+        daemon.standardOutput = FileHandle(forWritingAtPath: log)
+        daemon.standardError = daemon.standardOutput
+        try daemon.run()
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let listed = try await run("/usr/bin/bluetoothctl", ["list"]).output
+            if listed.split(separator: "\n").filter({ $0.contains("Controller ") }).count == controllers { return true }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        return false
     }
 
     /// Runs `btmgmt --index INDEX ARGS…`; whether it exited 0.

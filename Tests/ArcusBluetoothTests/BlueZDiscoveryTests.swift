@@ -192,6 +192,25 @@ struct BlueZDiscoveryTests {
                 "\(kernel!.codes)")
     }
 
+    @Test("an advert another program removed (bluetoothd clears every instance when it starts) is added again, in an instance no one holds; another's instance removed changes nothing")
+    func readvertisesWhenRemovedByAnother() async throws {
+        var kernel: KernelDouble?
+        let reports = Reports()
+        let discovery = try await discovery(&kernel, reports: reports)
+        try await discovery.start { _ in }
+        defer { Task { await discovery.stop() } }
+        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 1 })
+        try await kernel!.emit(0x0024, [3])  // bluetoothd's own instance: not this peer's
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(kernel!.codes.filter { $0 == 0x003E }.count == 1, "\(kernel!.codes)")
+        try await kernel!.emit(0x0024, [5])  // Advertising Removed: this peer's instance
+        #expect(await waitFor { kernel!.received.withLock { $0.filter { $0.code == 0x003E }.map { $0.parameters.first } } == [5, 5] },
+                "\(kernel!.codes)")
+        // The instances were read again before adding, and nothing was removed (it is gone already).
+        #expect(kernel!.codes.filter { $0 == 0x003D }.count == 2 && !kernel!.codes.contains(0x003F), "\(kernel!.codes)")
+        #expect(reports.notes.withLock { $0.contains { $0.contains("removed this peer's advert") } }, "\(reports.notes.withLock { $0 })")
+    }
+
     @Test("the controller powered off and on is reported once each way (other setting changes are not), and discovery starts again")
     func powerCycleReported() async throws {
         var kernel: KernelDouble?

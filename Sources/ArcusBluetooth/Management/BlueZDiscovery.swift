@@ -200,6 +200,12 @@ public final class BlueZDiscovery: Sendable {
             report(powered
                 ? "Bluetooth controller \(controller) is powered on again: advertising and discovering"
                 : "Bluetooth controller \(controller) was powered off: its links are gone; they come back when it is powered on")
+        case .advertisingRemoved(let instance) where from == controller.index && instance == state.withLock({ $0.instance }):
+            // bluetoothd removes every instance when it starts (a restart): advertise again, in
+            // an instance no one holds now (bluetoothd may have added its own).
+            state.withLock { $0.instance = nil }
+            report("Bluetooth controller \(controller): another program removed this peer's advert (bluetoothd restarted?); it is added again")
+            Task { await self.readvertise() }
         case .deviceConnected where from == controller.index:
             // Whoever connected (a peer, or bluetoothd holding a link open for its own GATT
             // client), the controller stopped advertising.
@@ -289,8 +295,9 @@ public final class BlueZDiscovery: Sendable {
     func readvertise() async {
         let (controller, instance, powered) = state.withLock { ($0.controller, $0.instance, $0.powered) }
         // A controller that is off keeps its instances and advertises them when powered.
-        guard let instance, powered else { return }
+        guard powered else { return }
         do {
+            guard let instance else { return try await advertise() }
             // Removed first: adding over an instance that is still set up (extended advertising)
             // left the controller advertising nothing at all.
             _ = try? await client.send(.removeAdvertising(instance: instance), controller: controller.index)

@@ -15,6 +15,9 @@ public enum ManagementEvent: Sendable, Hashable {
     case deviceFound(DeviceFound)
     /// 0x0013: discovery started or stopped (it may stop on its own: start it again).
     case discovering(Bool)
+    /// 0x0024: another program (bluetoothd clears every instance when it starts) removed an
+    /// advertising instance; the socket that removed it is not told.
+    case advertisingRemoved(instance: UInt8)
     case other(code: UInt16)
 
     public struct DeviceFound: Sendable, Hashable {
@@ -49,6 +52,8 @@ public enum ManagementEvent: Sendable, Hashable {
         case 0x0013:
             _ = try reader.uint8()
             self = .discovering(try reader.uint8() != 0)
+        case 0x0024:
+            self = .advertisingRemoved(instance: try reader.uint8())
         default:
             self = .other(code: packet.code)
         }
