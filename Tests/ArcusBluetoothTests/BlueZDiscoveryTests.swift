@@ -14,7 +14,8 @@ struct BlueZDiscoveryTests {
     final class KernelDouble: Sendable {
         let link: any Link
         let received = Mutex<[ManagementPacket]>([])
-        let settings: UInt32
+        /// What Read Controller Information gives as the current settings (bit 0: powered).
+        let settings: Mutex<UInt32>
         /// Commands refused, until a test lifts the refusal.
         let refusals: Mutex<[UInt16: ManagementStatus]>
         /// The controllers' indices; controller i has address 11:22:33:44:55:66 + i.
@@ -27,7 +28,7 @@ struct BlueZDiscoveryTests {
             heldInstances: [UInt8] = []
         ) {
             self.link = link
-            self.settings = settings
+            self.settings = Mutex(settings)
             self.refusals = Mutex(refusals)
             self.controllers = controllers
             self.heldInstances = heldInstances
@@ -55,7 +56,7 @@ struct BlueZDiscoveryTests {
                 case 0x0004:
                     answer += [0x66 + UInt8(packet.controller), 0x55, 0x44, 0x33, 0x22, 0x11, 9, 0x0F, 0x00]
                     answer.appendLittleEndian(UInt32(0x3FF))
-                    answer.appendLittleEndian(settings)
+                    answer.appendLittleEndian(settings.withLock { $0 })
                     answer += [UInt8](repeating: 0, count: 3 + 249 + 11)
                 case 0x003D: answer += [0, 0, 0, 0, 31, 31, 5, UInt8(heldInstances.count)] + heldInstances
                 default: answer += packet.parameters.prefix(1)
@@ -209,6 +210,24 @@ struct BlueZDiscoveryTests {
         // The instances were read again before adding, and nothing was removed (it is gone already).
         #expect(kernel!.codes.filter { $0 == 0x003D }.count == 2 && !kernel!.codes.contains(0x003F), "\(kernel!.codes)")
         #expect(reports.notes.withLock { $0.contains { $0.contains("removed this peer's advert") } }, "\(reports.notes.withLock { $0 })")
+    }
+
+    @Test("a controller removed and back unpowered (a dongle plugged in again, before bluetoothd powers it) is adopted, and once powered it advertises again")
+    func controllerBackUnpowered() async throws {
+        var kernel: KernelDouble?
+        let reports = Reports()
+        let discovery = try await discovery(&kernel, reports: reports)
+        try await discovery.start { _ in }
+        defer { Task { await discovery.stop() } }
+        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 1 })
+        try await kernel!.emit(0x0005, [])  // Index Removed
+        kernel!.settings.withLock { $0 = 1 << 9 }  // back with LE on, unpowered
+        try await kernel!.emit(0x0004, [])  // Index Added: the same address
+        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003E }.count == 2 }, "adopted, the advert added: \(kernel!.codes)")
+        kernel!.settings.withLock { $0 = 1 | 1 << 9 }
+        try await kernel!.emit(0x0006, [0x01, 0x02, 0, 0])  // New Settings: powered
+        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003E }.count == 3 }, "renewed once powered: \(kernel!.codes)")
+        #expect(await waitFor { reports.notes.withLock { $0.contains { $0.contains("powered on again") } } }, "\(reports.notes.withLock { $0 })")
     }
 
     @Test("the controller powered off and on is reported once each way (other setting changes are not), and discovery starts again")

@@ -212,7 +212,11 @@ public final class BlueZDiscovery: Sendable {
             Task { await self.readvertise() }
         case .indexRemoved where from == controller.index:
             report("Bluetooth controller \(controller) was removed: its links are gone; they come back when it returns")
-            state.withLock { $0.discovering = false }
+            state.withLock { state in
+                state.discovering = false
+                state.powered = false
+                state.instance = nil
+            }
         case .indexAdded:
             Task { await self.adopt(from) }
         default:
@@ -223,12 +227,15 @@ public final class BlueZDiscovery: Sendable {
     /// A controller came: if it has this peer's controller's address (the same radio back, under
     /// a new index perhaps), advertise and discover on it again.
     private func adopt(_ index: UInt16) async {
-        guard let (address, _) = try? await Self.information(of: index, client),
+        guard let (address, settings) = try? await Self.information(of: index, client),
               address.bytes == state.withLock({ $0.controller.address.bytes })
         else { return }
         state.withLock { state in
             state.controller.index = index
             state.discovering = false
+            // A controller may come back off (a dongle plugged in again, before bluetoothd
+            // powers it): its New Settings then says it came on, and the advert is renewed.
+            state.powered = settings & 1 != 0
         }
         report("Bluetooth controller \(controller) is back")
         wake.yield()
