@@ -207,9 +207,28 @@ struct BlueZDiscoveryTests {
         try await kernel!.emit(0x0024, [5])  // Advertising Removed: this peer's instance
         #expect(await waitFor { kernel!.received.withLock { $0.filter { $0.code == 0x003E }.map { $0.parameters.first } } == [5, 5] },
                 "\(kernel!.codes)")
-        // The instances were read again before adding, and nothing was removed (it is gone already).
-        #expect(kernel!.codes.filter { $0 == 0x003D }.count == 2 && !kernel!.codes.contains(0x003F), "\(kernel!.codes)")
+        // The instances were read again, and the one chosen removed (in case the controller still
+        // has it set up) and added.
+        #expect(kernel!.codes.filter { $0 == 0x003D }.count == 2 && Array(kernel!.codes.suffix(2)) == [0x003F, 0x003E], "\(kernel!.codes)")
         #expect(reports.notes.withLock { $0.contains { $0.contains("removed this peer's advert") } }, "\(reports.notes.withLock { $0 })")
+    }
+
+    @Test("the advert the kernel drops as the controller powers off (Advertising Removed, then New Settings) is not reported as another program's, and is set up afresh once powered")
+    func advertDroppedAtPowerOff() async throws {
+        var kernel: KernelDouble?
+        let reports = Reports()
+        let discovery = try await discovery(&kernel, reports: reports)
+        try await discovery.start { _ in }
+        defer { Task { await discovery.stop() } }
+        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 1 })
+        try await kernel!.emit(0x0024, [5])
+        try await kernel!.emit(0x0006, [0x00, 0x02, 0, 0])
+        try await Task.sleep(for: .milliseconds(800))
+        #expect(kernel!.codes.filter { $0 == 0x003E }.count == 1, "nothing added while off: \(kernel!.codes)")
+        try await kernel!.emit(0x0006, [0x01, 0x02, 0, 0])
+        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003E }.count == 2 }, "\(kernel!.codes)")
+        #expect(kernel!.received.withLock { $0.filter { $0.code == 0x003F }.map(\.parameters) } == [[5]], "removed, then added: \(kernel!.codes)")
+        #expect(!reports.notes.withLock { $0.contains { $0.contains("removed this peer's advert") } }, "\(reports.notes.withLock { $0 })")
     }
 
     @Test("a controller removed and back unpowered (a dongle plugged in again, before bluetoothd powers it) is adopted, and once powered it advertises again")

@@ -155,8 +155,9 @@ public final class BlueZDiscovery: Sendable {
     }
 
     /// Adds this peer's advert in the highest instance no one holds (bluetoothd and other programs
-    /// number theirs from 1).
-    private func advertise() async throws {
+    /// number theirs from 1). `renewing`: removed first, in case the controller still has it set
+    /// up although the kernel dropped it from its list (see `readvertise`).
+    private func advertise(renewing: Bool = false) async throws {
         let controller = state.withLock { $0.controller.index }
         let features = try await client.send(.readAdvertisingFeatures, controller: controller)
         // Supported flags 4, max data 1, max scan response 1, max instances 1, instances 1, then each.
@@ -167,6 +168,7 @@ public final class BlueZDiscovery: Sendable {
         guard let instance = (1...max(1, features[6])).reversed().first(where: { !held.contains($0) }) else {
             throw BluetoothNotReady.noAdvertisingInstance(controller: controller, instances: Int(features[6]))
         }
+        if renewing { _ = try? await client.send(.removeAdvertising(instance: instance), controller: controller) }
         _ = try await client.send(
             .addAdvertising(instance: instance, data: advertisement.advertisingData, scanResponse: ArcusAdvertisement.scanResponseData),
             controller: controller
@@ -202,10 +204,17 @@ public final class BlueZDiscovery: Sendable {
                 : "Bluetooth controller \(controller) was powered off: its links are gone; they come back when it is powered on")
         case .advertisingRemoved(let instance) where from == controller.index && instance == state.withLock({ $0.instance }):
             // bluetoothd removes every instance when it starts (a restart): advertise again, in
-            // an instance no one holds now (bluetoothd may have added its own).
+            // an instance no one holds now (bluetoothd may have added its own). The kernel also
+            // drops them as the controller powers off, just before New Settings says so: a moment
+            // later, a controller still on advertises again; one that went off does when it is
+            // powered on.
             state.withLock { $0.instance = nil }
-            report("Bluetooth controller \(controller): another program removed this peer's advert (bluetoothd restarted?); it is added again")
-            Task { await self.readvertise() }
+            Task {
+                try? await Task.sleep(for: .milliseconds(500))
+                guard self.state.withLock({ $0.powered && $0.instance == nil }) else { return }
+                self.report("Bluetooth controller \(controller): another program removed this peer's advert (bluetoothd restarted?); it is added again")
+                await self.readvertise()
+            }
         case .deviceConnected where from == controller.index:
             // Whoever connected (a peer, or bluetoothd holding a link open for its own GATT
             // client), the controller stopped advertising.
@@ -304,7 +313,8 @@ public final class BlueZDiscovery: Sendable {
         // A controller that is off keeps its instances and advertises them when powered.
         guard powered else { return }
         do {
-            guard let instance else { return try await advertise() }
+            // Dropped by the kernel (power off) or another program: a free instance, set up afresh.
+            guard let instance else { return try await advertise(renewing: true) }
             // Removed first: adding over an instance that is still set up (extended advertising)
             // left the controller advertising nothing at all.
             _ = try? await client.send(.removeAdvertising(instance: instance), controller: controller.index)
