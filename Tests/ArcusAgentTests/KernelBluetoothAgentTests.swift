@@ -14,6 +14,8 @@ struct KernelBluetoothAgentTests {
     static var controllers: [KernelControllers.Controller] { KernelControllers.named ?? [] }
     /// How many documents the bulk catch-up moves (ARCUS_BT_BULK; 10,000 by default).
     static var bulk: Int { ProcessInfo.processInfo.environment["ARCUS_BT_BULK"].flatMap(Int.init) ?? 10_000 }
+    /// The faults that need bluetoothd (to restart it, or to power controllers that come back).
+    static let withBluetoothd = ConditionTrait.enabled(if: ProcessInfo.processInfo.environment["ARCUS_BT_BLUETOOTHD"] == "1", "bluetoothd runs in the VM pass's second half")
     static var context: String { ProcessInfo.processInfo.environment["ARCUS_BT_BLUETOOTHD"] == "1" ? "with bluetoothd" : "without bluetoothd" }
 
     func launch(_ scratch: MeshScratch, _ name: String, on controller: KernelControllers.Controller, _ extra: [String] = []) async throws -> RunningAgent {
@@ -37,6 +39,8 @@ struct KernelBluetoothAgentTests {
         let (arrived, seen) = try await second.wait(until: "SELECT * FROM cars", contains: "over-the-air")
         let firstSync = Date().timeIntervalSince(started)
         #expect(arrived, "the write did not cross the radio: \(seen)\n\(first.log)\n\(second.log)")
+        // A slow first sync (5–7 s is usual under TCG) keeps the logs: they say what it waited for.
+        if !arrived || firstSync > 20 { KernelControllers.keep([first.log, second.log], as: "first-sync-\(Self.context)") }
         guard arrived else { return }
 
         // The bulk: written in statements of 500 documents on the first agent, timed until the
@@ -69,9 +73,18 @@ struct KernelBluetoothAgentTests {
         let second = try await launch(scratch, "b", on: Self.controllers[1])
         defer { second.stop() }
         // l2test from the second controller: connects to PSM 144 (0x90) and sends its own data.
-        let (_, said) = try await KernelControllers.run(
-            "/usr/bin/l2test", ["-s", "-V", "le_public", "-P", "144", "-b", "64", "-N", "5", "-i", Self.controllers[1].address, Self.controllers[0].address]
-        )
+        // The kernel may refuse its channel for a moment ("Source CID already allocated", seen
+        // with bluetoothd holding the LE link of the test before open: the other end still held a
+        // closing channel with that id): then l2test tries again, as its user would.
+        var said = ""
+        for attempt in 1...3 {
+            said = try await KernelControllers.run(
+                "/usr/bin/l2test", ["-s", "-V", "le_public", "-P", "144", "-b", "64", "-N", "5", "-i", Self.controllers[1].address, Self.controllers[0].address]
+            ).output
+            guard !said.contains("Connected"), said.contains("Can't connect") else { break }
+            print("kernel-ble (\(Self.context)): l2test attempt \(attempt) could not connect: \(said.split(separator: "\n").last ?? "")")
+            try await Task.sleep(for: .seconds(2))
+        }
         print("kernel-ble (\(Self.context)): l2test said: \(said.split(separator: "\n").suffix(4).joined(separator: " | "))")
         #expect(said.contains("Connected"), "l2test never reached the agent's PSM: \(said)")
         #expect(first.process.isRunning, "the agent died of a foreign peer:\n\(first.log.suffix(3000))")
@@ -82,51 +95,72 @@ struct KernelBluetoothAgentTests {
         #expect(first.stop() == 0)
     }
 
-    @Test("a controller powered off mid-run: the agent says so, and links and syncs again when it is powered on")
-    func controllerPowerCycle() async throws {
-        let scratch = try MeshScratch("kernel-ble-power")
+    /// Two agents on the first two controllers, a write synced; then `fault`; then a write on
+    /// the first must reach the second, both agents still running, and `afterwards` checks what
+    /// they said. The agents' logs are kept (ARCUS_BT_LOGS/LABEL-N.log) when the write is lost.
+    func syncsThrough(
+        _ label: String, fault: (_ first: RunningAgent, _ second: RunningAgent) async throws -> Void,
+        afterwards: (_ first: RunningAgent, _ second: RunningAgent) async throws -> Void
+    ) async throws {
+        let scratch = try MeshScratch("kernel-ble-\(label)")
         defer { scratch.remove() }
         let first = try await launch(scratch, "a", on: Self.controllers[0])
         defer { first.stop() }
         let second = try await launch(scratch, "b", on: Self.controllers[1])
         defer { second.stop() }
-        #expect(try await first.execute("INSERT INTO cars DOCUMENTS ({'_id': 'before', 'make': 'volvo'})").status == 200)
-        #expect(try await second.wait(until: "SELECT * FROM cars", contains: "before").found, "no first sync:\n\(second.log.suffix(3000))")
+        #expect(try await first.execute("INSERT INTO cars DOCUMENTS ({'_id': 'before-\(label)', 'make': 'volvo'})").status == 200)
+        #expect(try await second.wait(until: "SELECT * FROM cars", contains: "before-\(label)").found, "no first sync:\n\(second.log.suffix(3000))")
 
+        try await fault(first, second)
+        #expect(try await first.execute("INSERT INTO cars DOCUMENTS ({'_id': 'after-\(label)', 'make': 'saab'})").status == 200)
+        let (arrived, seen) = try await second.wait(until: "SELECT * FROM cars", contains: "after-\(label)")
+        #expect(arrived, "no sync after \(label): \(seen)\n\(first.log.suffix(3000))\n\(second.log.suffix(4000))")
+        if !arrived { KernelControllers.keep([first.log, second.log], as: "\(label)-\(Self.context)") }
+        #expect(first.process.isRunning && second.process.isRunning)
+        try await afterwards(first, second)
+    }
+
+    @Test("a controller powered off mid-run: the agent says so, and links and syncs again when it is powered on")
+    func controllerPowerCycle() async throws {
         let index = Self.controllers[1].index
-        #expect(try await KernelControllers.btmgmt(index, "power", "off"))
-        #expect(try await first.execute("INSERT INTO cars DOCUMENTS ({'_id': 'while-off', 'make': 'saab'})").status == 200)
-        try await Task.sleep(for: .seconds(3))
-        #expect(second.log.contains("was powered off"), "the agent did not say its controller went off:\n\(second.log.suffix(3000))")
-        #expect(try await KernelControllers.btmgmt(index, "power", "on"))
-        let (arrived, seen) = try await second.wait(until: "SELECT * FROM cars", contains: "while-off")
-        #expect(arrived, "no sync after the controller came back: \(seen)\n\(second.log.suffix(4000))")
-        if !arrived { KernelControllers.keep([first.log, second.log], as: "power-\(Self.context)") }
-        #expect(second.log.contains("powered on again"), "\(second.log.suffix(3000))")
+        try await syncsThrough("power-cycle") { first, second in
+            #expect(try await KernelControllers.btmgmt(index, "power", "off"))
+            #expect(try await first.execute("INSERT INTO cars DOCUMENTS ({'_id': 'while-off', 'make': 'saab'})").status == 200)
+            try await Task.sleep(for: .seconds(3))
+            #expect(second.log.contains("was powered off"), "the agent did not say its controller went off:\n\(second.log.suffix(3000))")
+            #expect(try await KernelControllers.btmgmt(index, "power", "on"))
+        } afterwards: { _, second in
+            let arrived = try await second.wait(until: "SELECT * FROM cars", contains: "while-off").found
+            #expect(arrived, "the write made while the controller was off never arrived")
+            #expect(second.log.contains("powered on again"), "\(second.log.suffix(3000))")
+        }
     }
 
     @Test("bluetoothd restarted mid-run (it powers the controllers off, on, and clears every advert): the agents say so and link and sync again",
-          .enabled(if: ProcessInfo.processInfo.environment["ARCUS_BT_BLUETOOTHD"] == "1", "bluetoothd runs only in the VM pass's second half"))
+          Self.withBluetoothd)
     func bluetoothdRestarted() async throws {
-        let scratch = try MeshScratch("kernel-ble-bluetoothd")
-        defer { scratch.remove() }
-        let first = try await launch(scratch, "a", on: Self.controllers[0])
-        defer { first.stop() }
-        let second = try await launch(scratch, "b", on: Self.controllers[1])
-        defer { second.stop() }
-        #expect(try await first.execute("INSERT INTO cars DOCUMENTS ({'_id': 'before-restart', 'make': 'volvo'})").status == 200)
-        #expect(try await second.wait(until: "SELECT * FROM cars", contains: "before-restart").found, "no first sync:\n\(second.log.suffix(3000))")
+        try await syncsThrough("bluetoothd-restart") { _, _ in
+            let restarted = try await KernelControllers.restartBluetoothd(controllers: Self.controllers.count)
+            #expect(restarted, "bluetoothd did not come back with every controller")
+        } afterwards: { first, second in
+            // bluetoothd powers its controllers off when it stops, and clears every advert when it
+            // starts (which the agents see only if it comes after the power-on).
+            #expect(second.log.contains("was powered off"), "\(second.log.suffix(3000))")
+            let removed = [first, second].filter { $0.log.contains("removed this peer's advert") }.count
+            print("kernel-ble (\(Self.context)): bluetoothd restarted; agents that saw their advert removed by it: \(removed) of 2")
+        }
+    }
 
-        let restarted = try await KernelControllers.restartBluetoothd(controllers: Self.controllers.count)
-        #expect(restarted, "bluetoothd did not come back with every controller")
-        #expect(try await first.execute("INSERT INTO cars DOCUMENTS ({'_id': 'after-restart', 'make': 'saab'})").status == 200)
-        let (arrived, seen) = try await second.wait(until: "SELECT * FROM cars", contains: "after-restart")
-        #expect(arrived, "no sync after bluetoothd restarted: \(seen)\n\(first.log.suffix(3000))\n\(second.log.suffix(3000))")
-        if !arrived { KernelControllers.keep([first.log, second.log], as: "bluetoothd-restart") }
-        #expect(first.process.isRunning && second.process.isRunning)
-        // bluetoothd powers its controllers off when it stops, and clears every advert when it starts.
-        #expect(second.log.contains("was powered off"), "\(second.log.suffix(3000))")
-        #expect(first.log.contains("removed this peer's advert") || second.log.contains("removed this peer's advert"), "\(first.log.suffix(3000))")
+    @Test("every controller removed mid-run (btvirt killed) and back (btvirt again; bluetoothd powers the new ones): the agents say so, adopt them, and link and sync again",
+          Self.withBluetoothd)
+    func controllersRemovedAndBack() async throws {
+        try await syncsThrough("controllers-removed") { _, _ in
+            let back = try await KernelControllers.replaceEmulator(controllers: Self.controllers.count)
+            #expect(back, "btvirt's controllers did not come back powered")
+        } afterwards: { first, second in
+            #expect(first.log.contains("was removed") && second.log.contains("was removed"), "\(second.log.suffix(3000))")
+            #expect(second.log.contains("is back"), "\(second.log.suffix(3000))")
+        }
     }
 
     // Last: the emulator's misrouted links (below) can leave its controllers in a state the next test would meet.
@@ -210,6 +244,38 @@ enum KernelControllers {
             let listed = try await run("/usr/bin/bluetoothctl", ["list"]).output
             if listed.split(separator: "\n").filter({ $0.contains("Controller ") }).count == controllers { return true }
             try await Task.sleep(for: .milliseconds(500))
+        }
+        return false
+    }
+
+    /// Kills btvirt (its controllers go, as a dongle pulled out) and starts it again, as the VM
+    /// pass did (kernel 6.1 can leave one of its controllers stuck in setup: started again until
+    /// all come); whether all `controllers` are back and powered (bluetoothd powers them) within
+    /// 60 s. The addresses are btvirt's fixed ones, so the agents' controllers are the same radios.
+    static func replaceEmulator(controllers: Int) async throws -> Bool {
+        for _ in 0..<4 {
+            _ = try await run("/usr/bin/pkill", ["-KILL", "-x", "btvirt"])
+            for _ in 0..<100 {
+                guard try await run("/usr/bin/pgrep", ["-x", "btvirt"]).status == 0 || FileManager.default.fileExists(atPath: "/sys/class/bluetooth/hci0") else { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let emulator = Process()
+            emulator.executableURL = URL(fileURLWithPath: "/usr/bin/btvirt")
+            emulator.arguments = ["-l\(controllers)"]
+            emulator.standardOutput = FileHandle.nullDevice
+            emulator.standardError = FileHandle.nullDevice
+            try emulator.run()
+            let deadline = Date().addingTimeInterval(15)
+            while Date() < deadline {
+                let info = try await run("/usr/bin/btmgmt", ["info"]).output
+                let listed = info.split(separator: "\n").filter { $0.hasPrefix("hci") }
+                let powered = info.split(separator: "\n").filter { line in
+                    let words = line.split(separator: " ").map(String.init)
+                    return line.contains("current settings:") && words.contains("powered") && words.contains("le")
+                }
+                if listed.count == controllers && powered.count == controllers { return true }
+                try await Task.sleep(for: .milliseconds(500))
+            }
         }
         return false
     }
