@@ -6,7 +6,10 @@
 #
 #   Tools/test-bluetooth.sh            build the tests if needed, install what is missing, boot, run
 #   Tools/test-bluetooth.sh ONLY       of the agent tests, only those whose name matches ONLY (a regex)
+#   Tools/test-bluetooth.sh --bench    instead of the tests: l2test's rate between two virtual
+#                                      controllers, then `arcus bench ble` (release) on the same pair
 #   ARCUS_BT_VM_DIR=DIR                where the kernel and virtme-ng go (default .build/bt-vm)
+#   ARCUS_BT_CPUS=N                    the guest's virtual CPUs (default 1: TCG on two host cores)
 #
 # Its last line is `N passed, M failed` (suites run in the VM). A machine that cannot boot the VM
 # fails the pass with the reason; it never skips silently. No network in the guest (only lo).
@@ -49,9 +52,16 @@ if [ ! -x "$vm/venv/bin/vng" ]; then
     python3 -m venv "$vm/venv" && "$vm/venv/bin/pip" install -q 'virtme-ng==1.42' || fail "could not install virtme-ng from PyPI"
 fi
 
-# 2. The tests, built here: the guest runs this machine's binaries.
+# 2. The tests (or the bench), built here: the guest runs this machine's binaries.
+only="${1:-}"
+arcus=""
 tests="$root/.build/debug/ArcusPackageTests.xctest"
-if [ ! -x "$tests" ] || [ -n "${ARCUS_BT_BUILD:-}" ]; then
+if [ "$only" = --bench ]; then
+    only=""
+    echo "== building arcus (release) for the bench"
+    swift build -c release --product arcus >/dev/null || fail "swift build -c release --product arcus failed"
+    arcus="$root/.build/release/arcus"
+elif [ ! -x "$tests" ] || [ -n "${ARCUS_BT_BUILD:-}" ]; then
     echo "== building the tests"
     swift build --build-tests >/dev/null
 fi
@@ -63,8 +73,8 @@ echo "${ARCUS_BT_NOFILE:-$(ulimit -n)}" > "$vm/nofile"  # the guest takes this m
 echo "== booting Debian's kernel $version in qemu (TCG) with three virtual controllers"
 started=$(date +%s)
 set +e
-PATH="$vm/venv/bin:$PATH" timeout 1200 vng --run "$vm/kernel/boot/vmlinuz-$version" --disable-kvm --cpus 1 --memory 2G \
-    --rwdir "$out" -e "$root/Tools/bluetooth-vm/guest.sh $tests $out '${1:-}'" > "$out/console.log" 2>&1
+PATH="$vm/venv/bin:$PATH" timeout 1200 vng --run "$vm/kernel/boot/vmlinuz-$version" --disable-kvm --cpus "${ARCUS_BT_CPUS:-1}" --memory 2G \
+    --rwdir "$out" -e "$root/Tools/bluetooth-vm/guest.sh $tests $out '$only' '$arcus'" > "$out/console.log" 2>&1
 status=$?
 set -e
 grep -E '^\[vm\]' "$out/console.log" | sed 's/^\[vm\] //' || true
@@ -79,5 +89,6 @@ if [ -f "$out/btmon.txt" ]; then
     grep -m1 -B1 -A5 'LE Connection Request' "$out/btmon.txt" | sed 's/^/  /' || true
     grep -m1 -B1 -A5 'LE Connection Response' "$out/btmon.txt" | sed 's/^/  /' || true
 fi
+[ -f "$out/bench.json" ] && echo "bench: $(tail -1 "$out/bench.json")"
 cat "$out/summary"
 grep -q ' 0 failed$' "$out/summary"
