@@ -34,7 +34,17 @@ result $? "kernel $(uname -r): bluetooth and hci_vhci loaded"
 [ -e /dev/vhci ] || finish
 
 # The guest sees the host's files read-only: scratch space (agents' data directories) on tmpfs.
-mount -t tmpfs tmpfs /tmp
+# A checkout under /tmp (a CI clone, say) would vanish under it, the test binary and the results
+# folder with it: the host's /tmp is kept aside first and the checkout bound back in place.
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+case "$repo/" in
+    /tmp/*)
+        mkdir -p /run/arcus-host-tmp && mount --rbind /tmp /run/arcus-host-tmp
+        mount -t tmpfs tmpfs /tmp
+        mkdir -p "$repo" && mount --rbind "/run/arcus-host-tmp/${repo#/tmp/}" "$repo"
+        ;;
+    *) mount -t tmpfs tmpfs /tmp ;;
+esac
 export TMPDIR=/tmp
 
 # btvirt -l3: three controllers in one emulator process (only those reach each other). Kernel
