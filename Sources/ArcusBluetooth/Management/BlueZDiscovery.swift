@@ -310,7 +310,8 @@ public final class BlueZDiscovery: Sendable {
     /// linked cannot be reached by a third: three agents never all linked (KernelBluetoothAgentTests).
     func readvertise() async {
         let (controller, instance, powered) = state.withLock { ($0.controller, $0.instance, $0.powered) }
-        // A controller that is off keeps its instances and advertises them when powered.
+        // A controller that is off advertises nothing (the kernel drops its instances as it powers
+        // off): it is renewed when New Settings says it is on again.
         guard powered else { return }
         do {
             // Dropped by the kernel (power off) or another program: a free instance, set up afresh.
