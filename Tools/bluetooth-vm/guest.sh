@@ -13,6 +13,8 @@ out="$2"
 only="${3:-}"
 arcus="${4:-}"
 export ARCUS_BT_LOGS="$out/agents"
+# BlueZ's emulator as Tools/test-bluetooth.sh built it (Debian's misroutes a controller's second link)
+export ARCUS_BT_BTVIRT="$(dirname "$out")/btvirt"
 # The host's own limit on open files (the tests open hundreds of links at once), not the guest's
 # default of 1024; a crash prints raw addresses (symbolicating under TCG takes many minutes):
 # llvm-symbolizer on the host names them.
@@ -53,7 +55,7 @@ export TMPDIR=/tmp
 want=3
 controllers=0
 for attempt in 1 2 3 4 5 6; do
-    btvirt -l$want > "$out/btvirt.log" 2>&1 &
+    "$ARCUS_BT_BTVIRT" -l$want > "$out/btvirt.log" 2>&1 &
     btvirt=$!
     for _ in $(seq 40); do
         controllers=$(btmgmt info 2>/dev/null | grep -c '^hci[0-9]*:')
