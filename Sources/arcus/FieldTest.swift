@@ -71,7 +71,7 @@ struct FieldTest: AsyncParsableCommand {
         // for with a burst, the grid's missed ticks are skipped.
         while Double(tick) * interval <= seconds + 1e-9 {
             try? await Task.sleep(until: start + .seconds(Double(tick) * interval), clock: clock)
-            let t = Self.seconds(clock.now - start)
+            let t = (clock.now - start).inSeconds
             tick = max(tick + 1, Int((t / interval).rounded(.down)) + 1)
             do {
                 try log.write(recorder.samples(of: try await Self.read(client), t: t, time: Date()))
@@ -87,7 +87,7 @@ struct FieldTest: AsyncParsableCommand {
                 nextProgress += 10
             }
         }
-        try log.write(recorder.endLine(t: Self.seconds(clock.now - start), time: Date(), unreachable: unreachable))
+        try log.write(recorder.endLine(t: (clock.now - start).inSeconds, time: Date(), unreachable: unreachable))
         Terminal.writeError("field-test: wrote \(recorder.samplesWritten) samples of \(Self.count(recorder.peersSeen.count, "peer")) to \(out)\n")
     }
 
@@ -95,10 +95,6 @@ struct FieldTest: AsyncParsableCommand {
         let status = try await client.status()
         let metrics = try await client.metrics()
         return try AgentReading(status: status, metrics: metrics)
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     private static func count(_ number: Int, _ noun: String) -> String {

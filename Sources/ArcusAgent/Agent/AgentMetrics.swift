@@ -111,7 +111,7 @@ final class AgentMetrics: Sendable {
         syncFramesSent.increment(by: max(0, now.framesSent - before.framesSent))
         syncFramesReceived.increment(by: max(0, now.framesReceived - before.framesReceived))
         syncSessions.record(sessions.count)
-        let lagSeconds = Double(lag.components.seconds) + Double(lag.components.attoseconds) / 1e18
+        let lagSeconds = lag.inSeconds
         syncLag.record(lagSeconds)
         let counted = reported.withLock { $0.statistics }
         return SyncFigures(

@@ -34,7 +34,7 @@ struct StatusDocument {
             "data": .string(agent.configuration.dataDirectory),
             "transports": .array(agent.transportStarts.running.map { .string($0) }),
             "transports_failed": .object(agent.transportStarts.failed.mapValues { .string($0) }),
-            "uptime_seconds": .double(Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18),
+            "uptime_seconds": .double(uptime.inSeconds),
             "store": StoreFigures(store: agent.store, dataDirectory: agent.configuration.dataDirectory).json,
             "sync": sync.json,
             "subscriptions": SubscriptionDocument.all(agent.engine),

@@ -129,8 +129,7 @@ public struct BLEBench {
         for session in await follower.agent.multiplexer.allSessions {
             for link in await session.linkStatuses { linked = min(linked!, link.boundAt) }
         }
-        let bulk = (caughtUp - linked!).components
-        figures.bulkSeconds = Double(bulk.seconds) + Double(bulk.attoseconds) / 1e18
+        figures.bulkSeconds = (caughtUp - linked!).inSeconds
         figures.syncBytes = await follower.agent.engine.statisticsSoFar.bytesReceived
         figures.wireBytes = follower.linkBytes(.bluetooth, direction: "received")
 
