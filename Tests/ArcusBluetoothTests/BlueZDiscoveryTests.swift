@@ -101,6 +101,23 @@ struct BlueZDiscoveryTests {
         )
     }
 
+    /// A discovery on controller 0, started, its first Start Service Discovery answered; `body`
+    /// runs on it and the kernel's double, then it stops.
+    func withStartedDiscovery(reports: Reports? = nil, _ body: (BlueZDiscovery, KernelDouble) async throws -> Void) async throws {
+        var kernel: KernelDouble?
+        let discovery = try await discovery(&kernel, reports: reports)
+        try await discovery.start { _ in }
+        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 1 })
+        try await Task.sleep(for: .milliseconds(100))  // its answer is in
+        do {
+            try await body(discovery, kernel!)
+        } catch {
+            await discovery.stop()
+            throw error
+        }
+        await discovery.stop()
+    }
+
     @Test("start: the controller list, its information, the advertising instances, Add Advertising with this peer's advert and the UUID in the scan response, Start Service Discovery for the Arcus UUID; stop withdraws both")
     func setsTheAdapterUp() async throws {
         var kernel: KernelDouble?
@@ -162,132 +179,146 @@ struct BlueZDiscoveryTests {
 
     @Test("a dial stops discovery until it ends (the kernel connects only once discovery has stopped), then discovery starts again")
     func dialPausesDiscovery() async throws {
-        var kernel: KernelDouble?
-        let discovery = try await discovery(&kernel)
-        try await discovery.start { _ in }
-        defer { Task { await discovery.stop() } }
-        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 1 })
-        try await Task.sleep(for: .milliseconds(100))
-        await discovery.dialStarts()
-        #expect(kernel!.codes.last == 0x0024)
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(kernel!.codes.filter { $0 == 0x003A }.count == 1, "discovery restarted during the dial: \(kernel!.codes)")
-        discovery.dialEnded()
-        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 2 }, "\(kernel!.codes)")
-        // The kernel paused advertising to initiate the connection: the advert is added again, in
-        // the same instance.
-        #expect(await waitFor { kernel!.received.withLock { $0.filter { $0.code == 0x003E }.map { $0.parameters.first } } == [5, 5] },
-                "\(kernel!.codes)")
+        try await withStartedDiscovery { discovery, kernel in
+            await discovery.dialStarts()
+            #expect(kernel.codes.last == 0x0024)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(kernel.codes.filter { $0 == 0x003A }.count == 1, "discovery restarted during the dial: \(kernel.codes)")
+            discovery.dialEnded()
+            #expect(await waitFor { kernel.codes.filter { $0 == 0x003A }.count == 2 }, "\(kernel.codes)")
+            // The kernel paused advertising to initiate the connection: the advert is added again, in
+            // the same instance.
+            #expect(await waitFor { kernel.received.withLock { $0.filter { $0.code == 0x003E }.map { $0.parameters.first } } == [5, 5] },
+                    "\(kernel.codes)")
+        }
     }
 
     @Test("a device connecting to the controller (which then stops advertising) has the advert added again, in the same instance")
     func readvertisesOnConnection() async throws {
-        var kernel: KernelDouble?
-        let discovery = try await discovery(&kernel)
-        try await discovery.start { _ in }
-        defer { Task { await discovery.stop() } }
-        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 1 })
-        // Device Connected: address, LE public, no flags, no EIR.
-        try await kernel!.emit(0x000B, [6, 5, 4, 3, 2, 1, 1, 0, 0, 0, 0, 0, 0])
-        #expect(await waitFor { kernel!.received.withLock { $0.filter { $0.code == 0x003E }.map { $0.parameters.first } } == [5, 5] },
-                "\(kernel!.codes)")
+        try await withStartedDiscovery { discovery, kernel in
+            // Device Connected: address, LE public, no flags, no EIR.
+            try await kernel.emit(0x000B, [6, 5, 4, 3, 2, 1, 1, 0, 0, 0, 0, 0, 0])
+            #expect(await waitFor { kernel.received.withLock { $0.filter { $0.code == 0x003E }.map { $0.parameters.first } } == [5, 5] },
+                    "\(kernel.codes)")
+        }
     }
 
     @Test("an advert another program removed (bluetoothd clears every instance when it starts) is added again, in an instance no one holds; another's instance removed changes nothing")
     func readvertisesWhenRemovedByAnother() async throws {
-        var kernel: KernelDouble?
         let reports = Reports()
-        let discovery = try await discovery(&kernel, reports: reports)
-        try await discovery.start { _ in }
-        defer { Task { await discovery.stop() } }
-        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 1 })
-        try await kernel!.emit(0x0024, [3])  // bluetoothd's own instance: not this peer's
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(kernel!.codes.filter { $0 == 0x003E }.count == 1, "\(kernel!.codes)")
-        try await kernel!.emit(0x0024, [5])  // Advertising Removed: this peer's instance
-        #expect(await waitFor { kernel!.received.withLock { $0.filter { $0.code == 0x003E }.map { $0.parameters.first } } == [5, 5] },
-                "\(kernel!.codes)")
-        // The instances were read again, and the one chosen removed (in case the controller still
-        // has it set up) and added.
-        #expect(kernel!.codes.filter { $0 == 0x003D }.count == 2 && Array(kernel!.codes.suffix(2)) == [0x003F, 0x003E], "\(kernel!.codes)")
-        #expect(reports.notes.withLock { $0.contains { $0.contains("removed this peer's advert") } }, "\(reports.notes.withLock { $0 })")
+        try await withStartedDiscovery(reports: reports) { discovery, kernel in
+            try await kernel.emit(0x0024, [3])  // bluetoothd's own instance: not this peer's
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(kernel.codes.filter { $0 == 0x003E }.count == 1, "\(kernel.codes)")
+            try await kernel.emit(0x0024, [5])  // Advertising Removed: this peer's instance
+            #expect(await waitFor { kernel.received.withLock { $0.filter { $0.code == 0x003E }.map { $0.parameters.first } } == [5, 5] },
+                    "\(kernel.codes)")
+            // The instances were read again, and the one chosen removed (in case the controller still
+            // has it set up) and added.
+            #expect(kernel.codes.filter { $0 == 0x003D }.count == 2 && Array(kernel.codes.suffix(2)) == [0x003F, 0x003E], "\(kernel.codes)")
+            #expect(reports.notes.withLock { $0.contains { $0.contains("removed this peer's advert") } }, "\(reports.notes.withLock { $0 })")
+        }
     }
 
     @Test("the advert the kernel drops as the controller powers off (Advertising Removed, then New Settings) is not reported as another program's, and is set up afresh once powered")
     func advertDroppedAtPowerOff() async throws {
-        var kernel: KernelDouble?
         let reports = Reports()
+        try await withStartedDiscovery(reports: reports) { discovery, kernel in
+            try await kernel.emit(0x0024, [5])
+            try await kernel.emit(0x0006, [0x00, 0x02, 0, 0])
+            try await Task.sleep(for: .milliseconds(800))
+            #expect(kernel.codes.filter { $0 == 0x003E }.count == 1, "nothing added while off: \(kernel.codes)")
+            try await kernel.emit(0x0006, [0x01, 0x02, 0, 0])
+            #expect(await waitFor { kernel.codes.filter { $0 == 0x003E }.count == 2 }, "\(kernel.codes)")
+            #expect(kernel.received.withLock { $0.filter { $0.code == 0x003F }.map(\.parameters) } == [[5]], "removed, then added: \(kernel.codes)")
+            #expect(!reports.notes.withLock { $0.contains { $0.contains("removed this peer's advert") } }, "\(reports.notes.withLock { $0 })")
+        }
+    }
+
+    @Test("an Advertising Removed event cut short (no instance) is dropped: the advert stays and discovery goes on")
+    func truncatedAdvertisingRemoved() async throws {
+        let reports = Reports()
+        try await withStartedDiscovery(reports: reports) { discovery, kernel in
+            try await kernel.emit(0x0024, [])
+            try await kernel.emit(0x0013, [0x06, 0x00])  // then discovery ends: it is started again
+            #expect(await waitFor { kernel.codes.filter { $0 == 0x003A }.count == 2 }, "\(kernel.codes)")
+            try await Task.sleep(for: .milliseconds(700))
+            #expect(kernel.codes.filter { $0 == 0x003E }.count == 1, "\(kernel.codes)")
+            #expect(reports.notes.withLock { $0.isEmpty }, "\(reports.notes.withLock { $0 })")
+        }
+    }
+
+    @Test("a renewal under way when the discovery stops adds nothing after stop")
+    func nothingAdvertisedAfterStop() async throws {
+        let reports = Reports()
+        var kernel: KernelDouble?
         let discovery = try await discovery(&kernel, reports: reports)
         try await discovery.start { _ in }
-        defer { Task { await discovery.stop() } }
         #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 1 })
-        try await kernel!.emit(0x0024, [5])
-        try await kernel!.emit(0x0006, [0x00, 0x02, 0, 0])
+        try await kernel!.emit(0x0024, [5])  // renewed half a second later, were it still running
+        try await Task.sleep(for: .milliseconds(50))
+        await discovery.stop()
         try await Task.sleep(for: .milliseconds(800))
-        #expect(kernel!.codes.filter { $0 == 0x003E }.count == 1, "nothing added while off: \(kernel!.codes)")
-        try await kernel!.emit(0x0006, [0x01, 0x02, 0, 0])
-        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003E }.count == 2 }, "\(kernel!.codes)")
-        #expect(kernel!.received.withLock { $0.filter { $0.code == 0x003F }.map(\.parameters) } == [[5]], "removed, then added: \(kernel!.codes)")
-        #expect(!reports.notes.withLock { $0.contains { $0.contains("removed this peer's advert") } }, "\(reports.notes.withLock { $0 })")
+        #expect(kernel!.codes.filter { $0 == 0x003E }.count == 1, "\(kernel!.codes)")
+        #expect(!reports.notes.withLock { $0.contains { $0.contains("advert") } }, "\(reports.notes.withLock { $0 })")
     }
 
     @Test("a controller removed and back unpowered (a dongle plugged in again, before bluetoothd powers it) is adopted, and once powered it advertises again")
     func controllerBackUnpowered() async throws {
-        var kernel: KernelDouble?
         let reports = Reports()
-        let discovery = try await discovery(&kernel, reports: reports)
-        try await discovery.start { _ in }
-        defer { Task { await discovery.stop() } }
-        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 1 })
-        try await kernel!.emit(0x0005, [])  // Index Removed
-        kernel!.settings.withLock { $0 = 1 << 9 }  // back with LE on, unpowered
-        try await kernel!.emit(0x0004, [])  // Index Added: the same address
-        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003E }.count == 2 }, "adopted, the advert added: \(kernel!.codes)")
-        kernel!.settings.withLock { $0 = 1 | 1 << 9 }
-        try await kernel!.emit(0x0006, [0x01, 0x02, 0, 0])  // New Settings: powered
-        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003E }.count == 3 }, "renewed once powered: \(kernel!.codes)")
-        #expect(await waitFor { reports.notes.withLock { $0.contains { $0.contains("powered on again") } } }, "\(reports.notes.withLock { $0 })")
+        try await withStartedDiscovery(reports: reports) { discovery, kernel in
+            try await kernel.emit(0x0005, [])  // Index Removed
+            kernel.settings.withLock { $0 = 1 << 9 }  // back with LE on, unpowered
+            try await kernel.emit(0x0004, [])  // Index Added: the same address
+            #expect(await waitFor { kernel.codes.filter { $0 == 0x003E }.count == 2 }, "adopted, the advert added: \(kernel.codes)")
+            kernel.settings.withLock { $0 = 1 | 1 << 9 }
+            try await kernel.emit(0x0006, [0x01, 0x02, 0, 0])  // New Settings: powered
+            #expect(await waitFor { kernel.codes.filter { $0 == 0x003E }.count == 3 }, "renewed once powered: \(kernel.codes)")
+            #expect(await waitFor { reports.notes.withLock { $0.contains { $0.contains("powered on again") } } }, "\(reports.notes.withLock { $0 })")
+        }
     }
 
     @Test("the controller powered off and on is reported once each way (other setting changes are not), and discovery starts again")
     func powerCycleReported() async throws {
-        var kernel: KernelDouble?
         let reports = Reports()
-        let discovery = try await discovery(&kernel, reports: reports)
-        try await discovery.start { _ in }
-        defer { Task { await discovery.stop() } }
-        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 1 })
-        try await Task.sleep(for: .milliseconds(100))
-        try await kernel!.emit(0x0006, [0x01, 0x06, 0, 0])  // advertising on: powered still
-        try await kernel!.emit(0x0006, [0x00, 0x02, 0, 0])
-        try await kernel!.emit(0x0006, [0x00, 0x02, 0, 0])
-        try await kernel!.emit(0x0006, [0x01, 0x02, 0, 0])
-        #expect(await waitFor { reports.notes.withLock { $0.count } == 2 }, "\(reports.notes.withLock { $0 })")
-        #expect(reports.notes.withLock { $0[0].contains("powered off") && $0[1].contains("powered on") })
-        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 2 }, "\(kernel!.codes)")
-        // Back on: the advert is added again (removed first), in its own instance.
-        #expect(await waitFor { kernel!.received.withLock { $0.filter { $0.code == 0x003E }.map { $0.parameters.first } } == [5, 5] },
-                "\(kernel!.codes)")
+        try await withStartedDiscovery(reports: reports) { discovery, kernel in
+            try await kernel.emit(0x0006, [0x01, 0x06, 0, 0])  // advertising on: powered still
+            try await kernel.emit(0x0006, [0x00, 0x02, 0, 0])
+            try await kernel.emit(0x0006, [0x00, 0x02, 0, 0])
+            try await kernel.emit(0x0006, [0x01, 0x02, 0, 0])
+            #expect(await waitFor { reports.notes.withLock { $0.count } == 2 }, "\(reports.notes.withLock { $0 })")
+            #expect(reports.notes.withLock { $0[0].contains("powered off") && $0[1].contains("powered on") })
+            #expect(await waitFor { kernel.codes.filter { $0 == 0x003A }.count == 2 }, "\(kernel.codes)")
+            // Back on: the advert is added again (removed first), in its own instance.
+            #expect(await waitFor { kernel.received.withLock { $0.filter { $0.code == 0x003E }.map { $0.parameters.first } } == [5, 5] },
+                    "\(kernel.codes)")
+        }
     }
 
-    @Test("a peer of this mesh with a higher id prefix appears once with its address, type and PSM, and is lost when no longer heard; others never appear")
+    @Test("every peer of this mesh appears once with its address, type, PSM and id prefix, and is lost when no longer heard; its own advert and other meshes' never appear")
     func announcesPeersOfThisMesh() async throws {
         var kernel: KernelDouble?
         let discovery = try await discovery(&kernel)
         let changes = Mutex<[BlueZDiscovery.Change]>([])
         try await discovery.start { change in changes.withLock { $0.append(change) } }
         defer { Task { await discovery.stop() } }
-        let higher = ArcusAdvertisement(psm: 0x85, peerPrefix: [0x90, 0, 0, 1], meshPrefix: ArcusAdvertisement.prefix(ofHash: Self.mesh))
-        let lower = ArcusAdvertisement(psm: 0x85, peerPrefix: [0x10, 0, 0, 1], meshPrefix: ArcusAdvertisement.prefix(ofHash: Self.mesh))
+        let mesh = ArcusAdvertisement.prefix(ofHash: Self.mesh)
+        let higher = ArcusAdvertisement(psm: 0x85, peerPrefix: [0x90, 0, 0, 1], meshPrefix: mesh)
+        let lower = ArcusAdvertisement(psm: 0x85, peerPrefix: [0x10, 0, 0, 1], meshPrefix: mesh)
         let foreign = ArcusAdvertisement(psm: 0x85, peerPrefix: [0x91, 0, 0, 1], meshPrefix: [9, 9, 9, 9])
+        let own = ArcusAdvertisement(psm: 0x81, peer: Self.me, meshHash: Self.mesh)
         for _ in 0..<3 { try await kernel!.deviceFound(address: [0x66, 0x55, 0x44, 0x33, 0x22, 0x11], advert: higher.advertisingData) }
-        try await kernel!.deviceFound(address: [1, 1, 1, 1, 1, 1], advert: lower.advertisingData)
         try await kernel!.deviceFound(address: [2, 2, 2, 2, 2, 2], advert: foreign.advertisingData)
         try await kernel!.deviceFound(address: [3, 3, 3, 3, 3, 3], advert: [0x05, 0x09, 0x70, 0x75, 0x6D, 0x70])
-        let expected = BlueZDiscovery.Found(address: "11:22:33:44:55:66/random/0x85", advertisement: higher)
-        #expect(await waitFor { changes.withLock { $0 } == [.appeared(expected)] }, "\(changes.withLock { $0 })")
-        #expect(BlueZDiscovery.parse(expected.address) == L2CAPAddress("11:22:33:44:55:66", type: .leRandom, psm: 0x85))
-        #expect(await waitFor { changes.withLock { $0 } == [.appeared(expected), .lost(expected)] }, "\(changes.withLock { $0 })")
+        try await kernel!.deviceFound(address: [4, 4, 4, 4, 4, 4], advert: own.advertisingData)
+        try await kernel!.deviceFound(address: [1, 1, 1, 1, 1, 1], advert: lower.advertisingData)
+        let first = BlueZDiscovery.Found(address: "11:22:33:44:55:66/random/0x85", advertisement: higher)
+        let second = BlueZDiscovery.Found(address: "01:01:01:01:01:01/random/0x85", advertisement: lower)
+        #expect(await waitFor { changes.withLock { $0 } == [.appeared(first), .appeared(second)] }, "\(changes.withLock { $0 })")
+        #expect(BlueZDiscovery.parse(first.address) == L2CAPAddress("11:22:33:44:55:66", type: .leRandom, psm: 0x85))
+        #expect(BlueZDiscovery.address(L2CAPAddress("11:22:33:44:55:66", type: .leRandom, psm: 0x85)!) == first.address)
+        #expect(await waitFor { Set(changes.withLock { $0 }) == [.appeared(first), .appeared(second), .lost(first), .lost(second)] },
+                "\(changes.withLock { $0 })")
     }
 
     @Test("the RSSI the adapter reports is kept for every peer of this mesh, whichever side dials, by id prefix, and forgotten with the peer")
@@ -313,14 +344,10 @@ struct BlueZDiscoveryTests {
 
     @Test("discovery the kernel ends on its own is started again")
     func restartsDiscovery() async throws {
-        var kernel: KernelDouble?
-        let discovery = try await discovery(&kernel)
-        try await discovery.start { _ in }
-        defer { Task { await discovery.stop() } }
-        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 1 })
-        try await Task.sleep(for: .milliseconds(100))  // its answer is in
-        try await kernel!.emit(0x0013, [0x06, 0x00])
-        #expect(await waitFor { kernel!.codes.filter { $0 == 0x003A }.count == 2 }, "\(kernel!.codes)")
+        try await withStartedDiscovery { discovery, kernel in
+            try await kernel.emit(0x0013, [0x06, 0x00])
+            #expect(await waitFor { kernel.codes.filter { $0 == 0x003A }.count == 2 }, "\(kernel.codes)")
+        }
     }
 
     @Test("an adapter powered off or with LE off, or a refused command, stops start with what to do")

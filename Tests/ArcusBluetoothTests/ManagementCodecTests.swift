@@ -65,6 +65,9 @@ struct ManagementCodecTests {
         // A Device Found event whose EIR length claims more than it carries.
         let lying = ManagementPacket(code: 0x0012, controller: 0, parameters: [1, 2, 3, 4, 5, 6, 1, 0, 0, 0, 0, 0, 0xFF, 0x00, 0x02])
         #expect(throws: ManagementError.self) { try ManagementEvent(lying) }
+        // Advertising Removed without its instance, New Settings without all its bits.
+        #expect(throws: ManagementError.self) { try ManagementEvent(ManagementPacket(code: 0x0024, controller: 0, parameters: [])) }
+        #expect(throws: ManagementError.self) { try ManagementEvent(ManagementPacket(code: 0x0006, controller: 0, parameters: [1, 2])) }
         #expect(throws: ManagementError.self) { try AdvertisingData(parsing: [0x05, 0x21, 0x00]) }
         #expect(ArcusAdvertisement(advertisingData: [0x05, 0x21, 0x00]) == nil)
         #expect(try AdvertisingData(parsing: [0x02, 0x01, 0x06, 0x00, 0x00]).structures == [.init(type: 0x01, data: [0x06])])
@@ -77,7 +80,7 @@ struct ManagementCodecTests {
         for _ in 0..<20_000 {
             let bytes = (0..<Int.random(in: 0...64, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
             if let packet = try? ManagementPacket(parsing: bytes) { _ = try? ManagementEvent(packet) }
-            _ = try? ManagementEvent(ManagementPacket(code: [0x0001, 0x0002, 0x0012, 0x0013][Int.random(in: 0..<4, using: &rng)], controller: 0, parameters: bytes))
+            _ = try? ManagementEvent(ManagementPacket(code: [0x0001, 0x0002, 0x0006, 0x0012, 0x0013, 0x0024][Int.random(in: 0..<6, using: &rng)], controller: 0, parameters: bytes))
             _ = ArcusAdvertisement(advertisingData: bytes)
         }
     }

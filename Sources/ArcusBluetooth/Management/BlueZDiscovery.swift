@@ -14,8 +14,8 @@ import Synchronization
 /// it clears. It is paused while this peer dials: the kernel makes an LE connection only once
 /// discovery has stopped.
 ///
-/// Tie-break as the other transports do it: of two peers that hear each other, the one with the
-/// lower id prefix dials; so only peers whose prefix is higher are announced (the others dial us).
+/// Every peer of the mesh heard is announced, with its id prefix: of two that hear each other the
+/// agent dials only from the lower prefix (`TransportEndpoint.isDialled(by:)`).
 public final class BlueZDiscovery: Sendable {
     public struct Found: Sendable, Hashable {
         /// "AA:BB:CC:DD:EE:FF/public/0x81": what `BluetoothTransport` dials.
@@ -66,6 +66,8 @@ public final class BlueZDiscovery: Sendable {
         /// The latest RSSI of each peer of the mesh heard, by its id prefix.
         var signal: [[UInt8]: (dBm: Int8, at: ContinuousClock.Instant)] = [:]
         var tasks: [Task<Void, Never>] = []
+        /// Set by `stop()`: nothing is advertised after it.
+        var stopped = false
     }
 
     public init(
@@ -137,7 +139,7 @@ public final class BlueZDiscovery: Sendable {
     /// an advert the kernel refused; a discovery it refuses (busy, say) is retried and reported.
     public func start(_ changes: @escaping @Sendable (Change) -> Void) async throws {
         await client.start()
-        try await advertise()
+        try await advertise(renewing: false)
         let listening = Task { [client] in
             for await (from, event) in client.events {
                 self.handle(event, from: from, changes)
@@ -154,11 +156,24 @@ public final class BlueZDiscovery: Sendable {
         state.withLock { $0.tasks += [listening, discovering, sweeping] }
     }
 
-    /// Adds this peer's advert in the highest instance no one holds (bluetoothd and other programs
-    /// number theirs from 1). `renewing`: removed first, in case the controller still has it set
-    /// up although the kernel dropped it from its list (see `readvertise`).
-    private func advertise(renewing: Bool = false) async throws {
-        let controller = state.withLock { $0.controller.index }
+    /// Adds this peer's advert: in its own instance, or if it has none (at the start, or dropped by
+    /// the kernel or another program) in the highest no one holds (bluetoothd and other programs
+    /// number theirs from 1). `renewing`: removed first, as adding over an instance the controller
+    /// still has set up (extended advertising, or one the kernel dropped from its list) left it
+    /// advertising nothing at all.
+    private func advertise(renewing: Bool) async throws {
+        let (controller, kept) = state.withLock { ($0.controller.index, $0.instance) }
+        let instance: UInt8
+        if let kept { instance = kept } else { instance = try await freeInstance(on: controller) }
+        if renewing { _ = try? await client.send(.removeAdvertising(instance: instance), controller: controller) }
+        _ = try await client.send(
+            .addAdvertising(instance: instance, data: advertisement.advertisingData, scanResponse: ArcusAdvertisement.scanResponseData),
+            controller: controller
+        )
+        state.withLock { $0.instance = instance }
+    }
+
+    private func freeInstance(on controller: UInt16) async throws -> UInt8 {
         let features = try await client.send(.readAdvertisingFeatures, controller: controller)
         // Supported flags 4, max data 1, max scan response 1, max instances 1, instances 1, then each.
         guard features.count >= 8, features.count == 8 + Int(features[7]) else {
@@ -168,12 +183,7 @@ public final class BlueZDiscovery: Sendable {
         guard let instance = (1...max(1, features[6])).reversed().first(where: { !held.contains($0) }) else {
             throw BluetoothNotReady.noAdvertisingInstance(controller: controller, instances: Int(features[6]))
         }
-        if renewing { _ = try? await client.send(.removeAdvertising(instance: instance), controller: controller) }
-        _ = try await client.send(
-            .addAdvertising(instance: instance, data: advertisement.advertisingData, scanResponse: ArcusAdvertisement.scanResponseData),
-            controller: controller
-        )
-        state.withLock { $0.instance = instance }
+        return instance
     }
 
     private func handle(_ event: ManagementEvent, from: UInt16, _ changes: @escaping @Sendable (Change) -> Void) {
@@ -211,7 +221,7 @@ public final class BlueZDiscovery: Sendable {
             state.withLock { $0.instance = nil }
             Task {
                 try? await Task.sleep(for: .milliseconds(500))
-                guard self.state.withLock({ $0.powered && $0.instance == nil }) else { return }
+                guard self.state.withLock({ $0.powered && $0.instance == nil && !$0.stopped }) else { return }
                 self.report("Bluetooth controller \(controller): another program removed this peer's advert (bluetoothd restarted?); it is added again")
                 await self.readvertise()
             }
@@ -237,7 +247,7 @@ public final class BlueZDiscovery: Sendable {
     /// a new index perhaps), advertise and discover on it again.
     private func adopt(_ index: UInt16) async {
         guard let (address, settings) = try? await Self.information(of: index, client),
-              address.bytes == state.withLock({ $0.controller.address.bytes })
+              address.bytes == state.withLock({ $0.controller.address.bytes }), !state.withLock({ $0.stopped })
         else { return }
         state.withLock { state in
             state.controller.index = index
@@ -249,7 +259,7 @@ public final class BlueZDiscovery: Sendable {
         report("Bluetooth controller \(controller) is back")
         wake.yield()
         do {
-            try await advertise()
+            try await advertise(renewing: false)
         } catch {
             report("Bluetooth controller \(controller): the advert could not be added again: \(error)")
         }
@@ -309,20 +319,12 @@ public final class BlueZDiscovery: Sendable {
     /// (kernel 6.1) resumes it only once a connection ends. A peer that advertises no more while
     /// linked cannot be reached by a third: three agents never all linked (KernelBluetoothAgentTests).
     func readvertise() async {
-        let (controller, instance, powered) = state.withLock { ($0.controller, $0.instance, $0.powered) }
+        let (controller, renews) = state.withLock { ($0.controller, $0.powered && !$0.stopped) }
         // A controller that is off advertises nothing (the kernel drops its instances as it powers
-        // off): it is renewed when New Settings says it is on again.
-        guard powered else { return }
+        // off): it is renewed when New Settings says it is on again. Stopped: withdrawn for good.
+        guard renews else { return }
         do {
-            // Dropped by the kernel (power off) or another program: a free instance, set up afresh.
-            guard let instance else { return try await advertise(renewing: true) }
-            // Removed first: adding over an instance that is still set up (extended advertising)
-            // left the controller advertising nothing at all.
-            _ = try? await client.send(.removeAdvertising(instance: instance), controller: controller.index)
-            _ = try await client.send(
-                .addAdvertising(instance: instance, data: advertisement.advertisingData, scanResponse: ArcusAdvertisement.scanResponseData),
-                controller: controller.index
-            )
+            try await advertise(renewing: true)
         } catch {
             report("Bluetooth controller \(controller): the advert could not be renewed: \(error)")
         }
@@ -330,8 +332,12 @@ public final class BlueZDiscovery: Sendable {
 
     /// Withdraws the advert, stops discovering and closes the socket.
     public func stop() async {
+        // Tasks started by events (a renewal, a controller adopted) check `stopped` before acting.
         let (controller, instance, tasks) = state.withLock { state in
-            defer { state.tasks = [] }
+            defer {
+                state.tasks = []
+                state.stopped = true
+            }
             return (state.controller, state.instance, state.tasks)
         }
         wake.finish()
@@ -354,8 +360,8 @@ public final class BlueZDiscovery: Sendable {
         guard let advert = ArcusAdvertisement(advertisingData: device.advertisingData), advert.belongs(toMesh: meshHash) else { return }
         // Every peer's signal, whichever side dials.
         if let rssi = device.rssi { state.withLock { $0.signal[advert.peerPrefix] = (rssi, .now) } }
-        // The lower prefix dials: announce only peers whose prefix is above ours (not ourselves).
-        guard advertisement.peerPrefix.lexicographicallyPrecedes(advert.peerPrefix) else { return }
+        // Every peer of the mesh but this one (a controller may hear its own advert).
+        guard advert.peerPrefix != advertisement.peerPrefix else { return }
         let address = Self.address(device.address, type: device.addressType, psm: advert.psm)
         let found = Found(address: address, advertisement: advert)
         let isNew = state.withLock { state in
@@ -379,6 +385,11 @@ public final class BlueZDiscovery: Sendable {
     static func address(_ bytes: [UInt8], type: UInt8, psm: UInt8) -> String {
         let text = bytes.reversed().map { String(format: "%02X", $0) }.joined(separator: ":")
         return "\(text)/\(type == 2 ? "random" : "public")/0x\(String(psm, radix: 16))"
+    }
+
+    /// How an endpoint names `address`, as discovery announces it: "AA:BB:CC:DD:EE:FF/public/0x81".
+    public static func address(_ address: L2CAPAddress) -> String {
+        "\(address.text)/\(address.type == .leRandom ? "random" : "public")/0x\(String(address.psm, radix: 16))"
     }
 
     /// The address, type and PSM of "AA:BB:CC:DD:EE:FF/public/0x81"; nil for anything else.
