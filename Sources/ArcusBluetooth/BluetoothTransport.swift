@@ -12,6 +12,10 @@ import Synchronization
 /// between peers that stop hearing each other is severed. Only AF_UNIX sockets are used. The
 /// endpoint address of a peer is its id in hex.
 ///
+/// On the L2CAP radio an endpoint is where a peer listens, "AA:BB:CC:DD:EE:FF/public/0x81" (its
+/// controller's address and its PSM), with the 4-byte id prefix its advert carries; a dialler's
+/// hello names its PSM, so that an accepted link comes from the endpoint its adverts announce.
+///
 /// A transport runs once; `stop()` it to withdraw its advert, close its listener and its links.
 public final class BluetoothTransport: Transport {
     public let radio: BluetoothRadio
@@ -39,6 +43,12 @@ public final class BluetoothTransport: Transport {
         var reachable: [PeerID: TransportEndpoint] = [:]
         /// Peers ever heard, to tell a stopped peer from an address nobody ever used.
         var heard: Set<PeerID> = []
+        /// On the L2CAP radio: this peer's endpoint once it listens, and the peers discovery
+        /// announced and has not lost (by address), and every address it ever announced.
+        var l2capEndpoint: TransportEndpoint?
+        var l2capPSM: UInt16?
+        var found: [String: TransportEndpoint] = [:]
+        var everFound: Set<String> = []
         var topology = EmulatedTopology.everyoneHearsEveryone
         /// On the emulated radio: the signal of each peer heard at the last scan, as the
         /// topology gives it.
@@ -60,13 +70,16 @@ public final class BluetoothTransport: Transport {
 
     public var kind: LinkKind { .bluetooth }
 
-    public var localEndpoint: TransportEndpoint { Self.endpoint(of: peer) }
+    public var localEndpoint: TransportEndpoint { state.withLock { $0.l2capEndpoint } ?? Self.endpoint(of: peer) }
 
     public var reachablePeers: [TransportEndpoint] {
-        get async { state.withLock { Array($0.reachable.values) } }
+        get async { state.withLock { Array($0.reachable.values) + Array($0.found.values) } }
     }
 
     private var name: String { "bluetooth \(peer)" }
+
+    /// How long a dial waits for discovery to hear a peer it has not heard yet.
+    static let hearingWait: Duration = .seconds(5)
 
     /// The RSSI, in dBm, at which this radio last heard `remote`'s adverts (within the time
     /// after which a silent peer counts as gone), as the adapter reports it; nil when it was not
@@ -115,6 +128,7 @@ public final class BluetoothTransport: Transport {
                 state.links = [:]
                 state.tasks = []
                 state.reachable = [:]
+                state.found = [:]
             }
             return (state.listener, Array(state.links.values), state.tasks, state.phase == .running, state.discovery)
         }
@@ -179,10 +193,15 @@ public final class BluetoothTransport: Transport {
             await discovery.stop()
             throw error
         }
+        var listening = controller.address
+        listening.psm = psm
+        let endpoint = TransportEndpoint(kind: .bluetooth, address: BlueZDiscovery.address(listening), peerPrefix: Array(peer.bytes.prefix(4)))
         state.withLock { state in
             state.phase = .running
             state.listener = listener
             state.discovery = discovery
+            state.l2capEndpoint = endpoint
+            state.l2capPSM = psm
         }
         listener.start { [weak self] accepted in
             // Over the cap, closed here: no thread is started for it.
@@ -199,20 +218,27 @@ public final class BluetoothTransport: Transport {
             guard state.phase == .running else { return }
             switch change {
             case .appeared(let found):
-                eventSink.yield(.peerAppeared(TransportEndpoint(kind: .bluetooth, address: found.address)))
+                let endpoint = TransportEndpoint(kind: .bluetooth, address: found.address, peerPrefix: found.advertisement.peerPrefix)
+                state.found[found.address] = endpoint
+                state.everFound.insert(found.address)
+                eventSink.yield(.peerAppeared(endpoint))
             case .lost(let found):
-                eventSink.yield(.peerLost(TransportEndpoint(kind: .bluetooth, address: found.address)))
+                guard let endpoint = state.found.removeValue(forKey: found.address) else { return }
+                eventSink.yield(.peerLost(endpoint))
             }
         }
     }
 
     /// Connects an L2CAP LE channel from this transport's controller to the endpoint's address
     /// and PSM (off the cooperative pool: an LE connection takes its time), then says hello.
-    /// Discovery pauses meanwhile: the kernel connects only once it has stopped.
+    /// Discovery pauses meanwhile: the kernel connects only once it has stopped. Only peers
+    /// discovery hears are dialled: a connection to a device that does not advertise waits out
+    /// the whole connect timeout. A peer not heard yet (dialled as soon as this transport
+    /// started) is given `hearingWait` to be; one lost since it was heard is refused at once.
     private func dialL2CAP(_ endpoint: TransportEndpoint, _ settings: L2CAPRadioSettings) async throws -> any Link {
         guard let address = BlueZDiscovery.parse(endpoint.address) else { throw TransportError.unknownEndpoint(endpoint) }
-        guard let discovery = state.withLock({ $0.discovery }) else { throw TransportError.notRunning(transport: name) }
-        let peer = self.peer
+        let (discovery, psm) = try await heard(endpoint)
+        let hello = LinkHello(peer: peer, psm: psm).encoded
         let local = discovery.controller.address
         await discovery.dialStarts()
         defer { discovery.dialEnded() }
@@ -223,7 +249,7 @@ public final class BluetoothTransport: Transport {
                         from: local, to: address, receiveMTU: settings.receiveMTU, security: settings.security, timeout: settings.connectTimeout
                     )
                     do {
-                        guard try socket.sendWithoutBlocking(LinkHello.encode(peer)) else { throw TransportError.unreachable(endpoint) }
+                        guard try socket.sendWithoutBlocking(hello) else { throw TransportError.unreachable(endpoint) }
                     } catch {
                         socket.close()
                         throw error
@@ -237,13 +263,29 @@ public final class BluetoothTransport: Transport {
         return try track(socket, remote: nil, mtu: try socket.sendMTU(), phy: nil, description: "bluetooth l2cap \(self.peer) -> \(endpoint.address)")
     }
 
-    /// An accepted L2CAP channel: its hello names the dialler (the session handshake proves it).
-    /// The hello must come within the time its pending slot has left.
+    /// The discovery and this transport's PSM, once `endpoint` is heard (see `dialL2CAP`).
+    private func heard(_ endpoint: TransportEndpoint) async throws -> (discovery: BlueZDiscovery, psm: UInt16?) {
+        let deadline = ContinuousClock.now + Self.hearingWait
+        while true {
+            let (discovery, now, ever, psm) = state.withLock {
+                ($0.discovery, $0.found[endpoint.address] != nil, $0.everFound.contains(endpoint.address), $0.l2capPSM)
+            }
+            guard let discovery else { throw TransportError.notRunning(transport: name) }
+            if now { return (discovery, psm) }
+            if ever { throw TransportError.peerStopped(endpoint) }
+            guard ContinuousClock.now < deadline else { throw TransportError.unknownEndpoint(endpoint) }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    /// An accepted L2CAP channel: its hello names the dialler (the session handshake proves it)
+    /// and the PSM it listens on, which with the remote device's address makes the endpoint its
+    /// adverts announce. The hello must come within the time its pending slot has left.
     private func acceptL2CAP(_ socket: SeqPacketSocket, _ settings: L2CAPRadioSettings, pending: PendingHandshake) {
-        guard let remote = LinkHello.read(from: socket, milliseconds: pending.remainingMilliseconds),
+        guard let hello = LinkHello.read(from: socket, milliseconds: pending.remainingMilliseconds),
               state.withLock({ $0.phase == .running }),
               let mtu = try? socket.sendMTU(),
-              let link = try? track(socket, remote: nil, mtu: mtu, phy: nil, description: "bluetooth l2cap \(peer) <- \(remote)")
+              let link = try? track(socket, remote: nil, mtu: mtu, phy: nil, description: "bluetooth l2cap \(peer) <- \(hello.peer)")
         else {
             pending.settle(pending.remaining == .zero ? .timedOut : .failed)
             socket.close()
@@ -251,13 +293,23 @@ public final class BluetoothTransport: Transport {
         }
         let announced = state.withLock { state in
             guard state.phase == .running else { return false }
-            eventSink.yield(.linkAccepted(link, from: TransportEndpoint(kind: .bluetooth, address: remote.description, peer: remote), pending: pending))
+            eventSink.yield(.linkAccepted(link, from: Self.dialler(hello, on: socket), pending: pending))
             return true
         }
         if !announced {
             pending.settle(.failed)
             link.close()
         }
+    }
+
+    /// Where the dialler of an accepted channel listens; a hello without its PSM (an older
+    /// agent) gives the dialler's id instead.
+    private static func dialler(_ hello: LinkHello, on socket: SeqPacketSocket) -> TransportEndpoint {
+        guard let psm = hello.psm, L2CAPAddress.dynamicPSMs.contains(psm), var address = try? socket.remoteL2CAPAddress() else {
+            return TransportEndpoint(kind: .bluetooth, address: hello.peer.description, peer: hello.peer)
+        }
+        address.psm = psm
+        return TransportEndpoint(kind: .bluetooth, address: BlueZDiscovery.address(address), peer: hello.peer)
     }
 
     // MARK: The emulated radio
@@ -362,7 +414,7 @@ public final class BluetoothTransport: Transport {
         let socket = try SeqPacketSocket.unix()
         do {
             try socket.connect(try UnixSocketPath(path))
-            guard try socket.sendWithoutBlocking(LinkHello.encode(peer)) else { throw TransportError.unreachable(endpoint) }
+            guard try socket.sendWithoutBlocking(LinkHello(peer: peer).encoded) else { throw TransportError.unreachable(endpoint) }
         } catch let error as SocketError {
             // ECONNREFUSED: the file is there but nobody listens (the peer died).
             if error.errno == ECONNREFUSED || error.errno == ENOENT { throw TransportError.peerStopped(endpoint) }
@@ -375,7 +427,7 @@ public final class BluetoothTransport: Transport {
     /// is closed unannounced.
     private func accept(_ socket: SeqPacketSocket, _ settings: EmulatedRadioSettings, pending: PendingHandshake) {
         let topology = EmulatedTopology.read(settings.topologyPath, previous: state.withLock { $0.topology })
-        guard let remote = LinkHello.read(from: socket, milliseconds: pending.remainingMilliseconds), topology.inRange(peer, remote),
+        guard let remote = LinkHello.read(from: socket, milliseconds: pending.remainingMilliseconds)?.peer, topology.inRange(peer, remote),
               state.withLock({ $0.phase == .running })
         else {
             pending.settle(pending.remaining == .zero ? .timedOut : .failed)

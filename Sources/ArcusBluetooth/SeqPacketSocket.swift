@@ -125,6 +125,18 @@ public final class SeqPacketSocket: Sendable, CustomStringConvertible {
         return L2CAPAddress(sockaddr)
     }
 
+    /// The remote device's address and type of a connected L2CAP socket (its PSM is the remote
+    /// end's source PSM, not where that device listens).
+    public func remoteL2CAPAddress() throws -> L2CAPAddress {
+        var sockaddr = sockaddr_l2()
+        var length = socklen_t(MemoryLayout<sockaddr_l2>.size)
+        let result = withUnsafeMutablePointer(to: &sockaddr) {
+            $0.withMemoryRebound(to: Glibc.sockaddr.self, capacity: 1) { getpeername(descriptor, $0, &length) }
+        }
+        guard result == 0 else { throw failure(.getPeerName) }
+        return L2CAPAddress(sockaddr)
+    }
+
     /// Who is at the other end of an accepted socket, as `PendingHandshakes` counts sources: the
     /// remote device's address for an L2CAP channel ("AA:BB:CC:DD:EE:FF"), the connecting
     /// process for an emulated (AF_UNIX) one ("pid 4711"), or "unknown" when the kernel does not
@@ -132,12 +144,7 @@ public final class SeqPacketSocket: Sendable, CustomStringConvertible {
     public var remoteSource: String {
         switch family {
         case .l2cap:
-            var sockaddr = sockaddr_l2()
-            var length = socklen_t(MemoryLayout<sockaddr_l2>.size)
-            let result = withUnsafeMutablePointer(to: &sockaddr) {
-                $0.withMemoryRebound(to: Glibc.sockaddr.self, capacity: 1) { getpeername(descriptor, $0, &length) }
-            }
-            return result == 0 ? L2CAPAddress(sockaddr).text : "unknown"
+            return (try? remoteL2CAPAddress().text) ?? "unknown"
         case .unix:
             // struct ucred (pid, uid, gid: three 32-bit fields), which Glibc's module does not
             // export without _GNU_SOURCE.

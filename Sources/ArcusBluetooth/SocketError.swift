@@ -29,6 +29,7 @@ public enum SocketOperation: String, Sendable, Hashable {
     case accept = "accept()"
     case connect = "connect()"
     case getSockName = "getsockname()"
+    case getPeerName = "getpeername()"
     case setReceiveMTU = "setsockopt(BT_RCVMTU)"
     case setSecurity = "setsockopt(BT_SECURITY)"
     case getSendMTU = "getsockopt(BT_SNDMTU)"

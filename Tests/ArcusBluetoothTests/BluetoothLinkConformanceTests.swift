@@ -92,12 +92,12 @@ struct BluetoothLinkConformanceTests {
     }
 }
 
-/// The controllers the VM pass names in `ARCUS_BT_ADAPTERS` (addresses, comma-separated): the
-/// first two, a server and a client; nil unless there are at least two.
+/// The controllers the VM pass names in `ARCUS_BT_ADAPTERS` (addresses, comma-separated).
 enum KernelAdapters {
-    static let named: (server: L2CAPAddress, client: L2CAPAddress)? = {
-        let names = (ProcessInfo.processInfo.environment["ARCUS_BT_ADAPTERS"] ?? "").split(separator: ",").map(String.init)
-        guard names.count >= 2, let server = L2CAPAddress(names[0]), let client = L2CAPAddress(names[1]) else { return nil }
-        return (server, client)
-    }()
+    static let all: [L2CAPAddress] = (ProcessInfo.processInfo.environment["ARCUS_BT_ADAPTERS"] ?? "").split(separator: ",").compactMap {
+        L2CAPAddress(String($0))
+    }
+
+    /// The first two, a server and a client; nil unless there are at least two.
+    static let named: (server: L2CAPAddress, client: L2CAPAddress)? = all.count >= 2 ? (all[0], all[1]) : nil
 }

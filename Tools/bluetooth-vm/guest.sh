@@ -129,20 +129,23 @@ if [ -n "$arcus" ]; then
     finish
 fi
 
+# Each controller powered off and on: the links a suite left are dropped, so that the next
+# starts afresh.
+fresh_controllers() {
+    for index in $indices; do
+        btmgmt --index "$index" power off >/dev/null && btmgmt --index "$index" power on >/dev/null || say "could not power-cycle hci$index"
+    done
+}
+
 # The channel itself: the first controller advertises connectable (the Advertising setting,
 # which also hides Add Advertising instances: off again before the agents advertise their own).
 btmgmt --index "$server_index" connectable on >/dev/null && btmgmt --index "$server_index" advertising on >/dev/null
 run_suite BluetoothLinkConformanceTests
 btmgmt --index "$server_index" advertising off >/dev/null
 
-# Each controller powered off and on: its links dropped, so that the next pass starts afresh
-# (the three-agent test, last in a pass, can leave btvirt's links misrouted: the whole pass with
-# bluetoothd failed after it until something power-cycled the controllers).
-fresh_controllers() {
-    for index in $indices; do
-        btmgmt --index "$index" power off >/dev/null && btmgmt --index "$index" power on >/dev/null || say "could not power-cycle hci$index"
-    done
-}
+# The transport itself, each on its own controller, advertising and discovering as agents do.
+run_suite KernelTransportConformanceTests
+fresh_controllers
 
 # Agents, each on its own controller: without bluetoothd, then with it owning the controllers.
 run_suite KernelBluetoothAgentTests no-bluetoothd

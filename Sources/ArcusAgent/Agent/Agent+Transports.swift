@@ -6,9 +6,10 @@ import Synchronization
 extension Agent {
     /// Starts `transport` and serves its events until it stops: accepted links are secured and
     /// handed to the multiplexer; a peer that appears is kept dialled while it is announced
-    /// (`keepDialled`) — unless it advertises an id higher than ours, for then it dials us, so
-    /// that two agents do not both dial (the multiplexer copes if they do). Static peers advertise
-    /// no id until the handshake, so they are dialled whatever theirs is.
+    /// (`keepDialled`) — unless it advertises an id (or, on BLE, an id prefix) lower than ours,
+    /// for then it dials us, so that two agents do not both dial (the multiplexer copes if they
+    /// do; see `TransportEndpoint.isDialled(by:)`). Static peers advertise no id until the
+    /// handshake, so they are dialled whatever theirs is.
     /// Starts every transport, once (later calls wait for the first): `run` does, and so does
     /// `arcus agent` before it says it is ready, so that the ready line names only transports
     /// that run.
@@ -35,7 +36,7 @@ extension Agent {
                 case .peerLost(let endpoint) where scarce != nil && endpoint.peer != nil:
                     scarce?.lost(endpoint)
                 case .peerAppeared(let endpoint):
-                    if let peer = endpoint.peer, peer <= identity.peerID { continue }
+                    guard endpoint.isDialled(by: identity.peerID) else { continue }
                     dials[endpoint.address]?.cancel()
                     dials[endpoint.address] = Task { await self.keepDialled(endpoint, on: transport) }
                 case .peerLost(let endpoint):
