@@ -1,5 +1,6 @@
 import ArcusCRDT
 import Foundation
+import NIOHTTP1
 import Testing
 
 /// `arcus agent --transports ble` on the Linux kernel's Bluetooth stack, as a user runs it: each
@@ -18,9 +19,11 @@ struct KernelBluetoothAgentTests {
     static let withBluetoothd = ConditionTrait.enabled(if: ProcessInfo.processInfo.environment["ARCUS_BT_BLUETOOTHD"] == "1", "bluetoothd runs in the VM pass's second half")
     static var context: String { ProcessInfo.processInfo.environment["ARCUS_BT_BLUETOOTHD"] == "1" ? "with bluetoothd" : "without bluetoothd" }
 
-    func launch(_ scratch: MeshScratch, _ name: String, on controller: KernelControllers.Controller, _ extra: [String] = []) async throws -> RunningAgent {
+    func launch(
+        _ scratch: MeshScratch, _ name: String, on controller: KernelControllers.Controller, _ extra: [String] = [], transports: String = "ble"
+    ) async throws -> RunningAgent {
         try await RunningAgent.launch(data: scratch.data(name), [
-            "--config", scratch.config.path, "--transports", "ble", "--ble-adapter", controller.address,
+            "--config", scratch.config.path, "--transports", transports, "--ble-adapter", controller.address,
             "--subscribe", "SELECT * FROM cars", "--subscribe", "SELECT * FROM bulk", "--log-level", "debug",
         ] + extra)
     }
@@ -134,6 +137,51 @@ struct KernelBluetoothAgentTests {
             #expect(arrived, "the write made while the controller was off never arrived")
             #expect(second.log.contains("powered on again"), "\(second.log.suffix(3000))")
         }
+    }
+
+    @Test("agents linked over Bluetooth and the LAN (127.0.0.1 in the VM): with one controller off, a write crosses on the LAN link; powered on, the Bluetooth link comes back")
+    func keepsItsOtherLinks() async throws {
+        let scratch = try MeshScratch("kernel-ble-lan")
+        defer { scratch.remove() }
+        let port = 47_100 + Int.random(in: 0..<800)
+        let first = try await launch(scratch, "a", on: Self.controllers[0], ["--listen", "127.0.0.1:\(port)"], transports: "ble,lan")
+        defer { first.stop() }
+        let second = try await launch(
+            scratch, "b", on: Self.controllers[1], ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"], transports: "ble,lan"
+        )
+        defer { second.stop() }
+        #expect(try await first.execute("INSERT INTO cars DOCUMENTS ({'_id': 'both-links', 'make': 'volvo'})").status == 200)
+        #expect(try await second.wait(until: "SELECT * FROM cars", contains: "both-links").found, "no first sync:\n\(second.log.suffix(3000))")
+        #expect(try await Self.links(of: second) { $0.isSuperset(of: ["bluetooth", "lan"]) }, "never linked over both:\n\(second.log.suffix(3000))")
+
+        let index = Self.controllers[1].index
+        #expect(try await KernelControllers.btmgmt(index, "power", "off"))
+        #expect(try await first.execute("INSERT INTO cars DOCUMENTS ({'_id': 'over-the-lan', 'make': 'saab'})").status == 200)
+        let (arrived, seen) = try await second.wait(until: "SELECT * FROM cars", contains: "over-the-lan")
+        #expect(arrived, "the LAN link did not carry the write while the controller was off: \(seen)\n\(second.log.suffix(3000))")
+        #expect(second.log.contains("was powered off"), "\(second.log.suffix(3000))")
+        #expect(try await Self.links(of: second) { !$0.contains("bluetooth") && $0.contains("lan") }, "the Bluetooth link did not go:\n\(second.log.suffix(3000))")
+        #expect(try await KernelControllers.btmgmt(index, "power", "on"))
+        #expect(try await Self.links(of: second) { $0.contains("bluetooth") }, "the Bluetooth link did not come back:\n\(second.log.suffix(3000))")
+        if !arrived { KernelControllers.keep([first.log, second.log], as: "other-links-\(Self.context)") }
+        #expect(first.process.isRunning && second.process.isRunning)
+    }
+
+    /// Whether, within 90 s, the transports of the links `agent`'s presence graph shows
+    /// (`GET /v1/peers`; active or standing by: a session carries its messages on one link at a
+    /// time) meet `condition`.
+    static func links(of agent: RunningAgent, meet condition: (Set<String>) -> Bool) async throws -> Bool {
+        for _ in 0..<180 {
+            if case .object(let graph)? = try? await agent.request(.GET, "/v1/peers").json, case .array(let links)? = graph["links"] {
+                let held = Set(links.compactMap { link -> String? in
+                    guard case .object(let fields) = link, case .string(let kind)? = fields["transport"] else { return nil }
+                    return kind
+                })
+                if condition(held) { return true }
+            }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        return false
     }
 
     @Test("bluetoothd restarted mid-run (it powers the controllers off, on, and clears every advert): the agents say so and link and sync again",
