@@ -44,11 +44,11 @@ public final class BluetoothTransport: Transport {
         /// Peers ever heard, to tell a stopped peer from an address nobody ever used.
         var heard: Set<PeerID> = []
         /// On the L2CAP radio: this peer's endpoint once it listens, and the peers discovery
-        /// announced and has not lost (by address), and every address it ever announced.
+        /// announced and has not lost (by address), and the addresses it announced before.
         var l2capEndpoint: TransportEndpoint?
         var l2capPSM: UInt16?
         var found: [String: TransportEndpoint] = [:]
-        var everFound: Set<String> = []
+        var everFound = RememberedAddresses()
         var topology = EmulatedTopology.everyoneHearsEveryone
         /// On the emulated radio: the signal of each peer heard at the last scan, as the
         /// topology gives it.

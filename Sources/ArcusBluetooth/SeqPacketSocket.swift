@@ -116,24 +116,25 @@ public final class SeqPacketSocket: Sendable, CustomStringConvertible {
     /// The L2CAP address this socket is bound to; after binding PSM 0, the dynamic PSM the kernel
     /// chose (in `L2CAPAddress.dynamicPSMs`).
     public func boundL2CAPAddress() throws -> L2CAPAddress {
-        var sockaddr = sockaddr_l2()
-        var length = socklen_t(MemoryLayout<sockaddr_l2>.size)
-        let result = withUnsafeMutablePointer(to: &sockaddr) {
-            $0.withMemoryRebound(to: Glibc.sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        guard result == 0 else { throw failure(.getSockName) }
-        return L2CAPAddress(sockaddr)
+        try l2capAddress(getsockname, .getSockName)
     }
 
     /// The remote device's address and type of a connected L2CAP socket (its PSM is the remote
     /// end's source PSM, not where that device listens).
     public func remoteL2CAPAddress() throws -> L2CAPAddress {
+        try l2capAddress(getpeername, .getPeerName)
+    }
+
+    /// getsockname(2) or getpeername(2), read as an L2CAP address.
+    private func l2capAddress(
+        _ call: (Int32, UnsafeMutablePointer<Glibc.sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32, _ operation: SocketOperation
+    ) throws -> L2CAPAddress {
         var sockaddr = sockaddr_l2()
         var length = socklen_t(MemoryLayout<sockaddr_l2>.size)
         let result = withUnsafeMutablePointer(to: &sockaddr) {
-            $0.withMemoryRebound(to: Glibc.sockaddr.self, capacity: 1) { getpeername(descriptor, $0, &length) }
+            $0.withMemoryRebound(to: Glibc.sockaddr.self, capacity: 1) { call(descriptor, $0, &length) }
         }
-        guard result == 0 else { throw failure(.getPeerName) }
+        guard result == 0 else { throw failure(operation) }
         return L2CAPAddress(sockaddr)
     }
 
