@@ -11,7 +11,9 @@ packages=(
     libbluetooth-dev                     # Bluetooth LE transport (BlueZ)
     libavahi-client-dev avahi-daemon     # LAN discovery (mDNS)
     dbus                                 # avahi-daemon and bluetoothd talk over the system bus
-    iproute2                             # `ip link set lo multicast on`, for mDNS on loopback in tests
+    iproute2                             # `ip link set lo multicast on`, for mDNS on loopback in tests;
+                                         # namespaces, veth, a bridge and tc for Tools/test-network.sh
+    nftables util-linux                  # its faults (loss, drops, duplication); nsenter and unshare
     libnats-dev nats-server              # cloud relay
     openssl                              # the cloud relay's TLS tests make a CA and a certificate
     python3 python3-venv                 # trace generator and anchor engines

@@ -49,6 +49,11 @@ Tools/start-nats.sh stop
 unset ARCUS_TEST_NATS_URL
 trap - EXIT
 
+# Agents on a network between hosts: network namespaces on a bridge, avahi-daemon per host,
+# faults on a seeded schedule, and the checker (Tools/test-network.sh; about 2 minutes).
+echo "== testing agents across a network of hosts under faults (Tools/test-network.sh)"
+Tools/test-network.sh
+
 # Bluetooth on the Linux kernel's own stack: Debian's kernel in qemu (TCG) with three virtual
 # controllers, the tests built above run inside. A machine that cannot boot it fails here, with
 # the reason (Hardware/Bluetooth.md); about 12 minutes on two cores.

@@ -1,0 +1,152 @@
+"""Faults on a seeded schedule, applied to the bridge and the hosts.
+
+The host kernel here has no netem, so loss and duplication are nftables rules on the bridge
+(`numgen random`, `dup to`), partitions are drop rules or a port taken down, and the BLE-like
+rate limit is a token bucket (tbf) on both ends of a host's veth. Delay, jitter and reordering
+need netem: `available()` says what this kernel can do, and the schedule uses only that.
+"""
+
+import random
+import subprocess
+
+from hosts import BRIDGE_NS, run
+
+KINDS = ("partition", "one-way", "isolate", "loss", "duplicate", "rate-limit", "kill", "delay")
+
+
+def available():
+    """The fault kinds this kernel supports (netem for delay, jitter and reordering)."""
+    kinds = [k for k in KINDS if k != "delay"]
+    probe = subprocess.run(["ip", "netns", "exec", BRIDGE_NS, "tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if probe.returncode == 0:
+        run("ip", "netns", "exec", BRIDGE_NS, "tc", "qdisc", "del", "dev", "lo", "root", check=False)
+        kinds.append("delay")
+    return kinds
+
+
+class Fault:
+    def __init__(self, kind, start, duration, **params):
+        self.kind = kind
+        self.start = start
+        self.duration = duration
+        self.params = params
+
+    def describe(self):
+        p = " ".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+        return f"t={self.start:5.1f}s {self.kind:<10} {self.duration:4.1f}s {p}"
+
+    def to_json(self):
+        return {"kind": self.kind, "start": round(self.start, 2), "duration": round(self.duration, 2), **self.params}
+
+
+def schedule(rng: random.Random, hosts: int, seconds: float, kinds):
+    """A fault every 1.5–4 s, each lasting 1.5–6 s, one at a time, from the kinds given."""
+    faults, t = [], rng.uniform(1.0, 2.5)
+    while t < seconds:
+        kind = rng.choice(kinds)
+        duration = min(rng.uniform(1.5, 6.0), max(0.5, seconds - t))
+        if kind == "partition":
+            side = rng.sample(range(hosts), rng.randint(1, max(1, hosts // 2)))
+            f = Fault(kind, t, duration, side=sorted(side))
+        elif kind == "one-way":
+            a, b = rng.sample(range(hosts), 2)
+            f = Fault(kind, t, duration, src=a, dst=b)
+        elif kind in ("isolate", "rate-limit", "kill"):
+            f = Fault(kind, t, duration, host=rng.randrange(hosts))
+        elif kind == "loss":
+            f = Fault(kind, t, duration, percent=rng.choice([10, 30]))
+        elif kind == "duplicate":
+            f = Fault(kind, t, duration, percent=rng.choice([5, 20]))
+        elif kind == "delay":
+            f = Fault(kind, t, duration, ms=rng.choice([50, 200]), jitter_ms=200)
+        faults.append(f)
+        t += duration + rng.uniform(0.5, 2.0)
+    return faults
+
+
+def _nft(ruleset):
+    done = subprocess.run(["ip", "netns", "exec", BRIDGE_NS, "nft", "-f", "-"], input=ruleset, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if done.returncode != 0:
+        raise RuntimeError(f"nft refused the rules: {done.stderr.strip()}\n{ruleset}")
+
+
+class Injector:
+    def __init__(self, bed):
+        self.bed = bed
+        _nft("table bridge faults {\n chain forward { type filter hook forward priority 0; policy accept; }\n}\n")
+
+    def _forward_rules(self, rules):
+        _nft("flush chain bridge faults forward\n" + "".join(f"add rule bridge faults forward {r}\n" for r in rules))
+
+    def apply(self, f):
+        hosts = self.bed.hosts
+        if f.kind == "partition":
+            a = {hosts[i].address for i in f.side}
+            b = {h.address for h in hosts} - a
+            sa, sb = "{ " + ", ".join(sorted(a)) + " }", "{ " + ", ".join(sorted(b)) + " }"
+            self._forward_rules([f"ip saddr {sa} ip daddr {sb} drop", f"ip saddr {sb} ip daddr {sa} drop"])
+        elif f.kind == "one-way":
+            self._forward_rules([f"ip saddr {hosts[f.params['src']].address} ip daddr {hosts[f.params['dst']].address} drop"])
+        elif f.kind == "isolate":
+            run("ip", "-n", BRIDGE_NS, "link", "set", hosts[f.params["host"]].port, "down")
+        elif f.kind == "loss":
+            self._forward_rules([f"numgen random mod 100 < {f.params['percent']} drop"])
+        elif f.kind == "duplicate":
+            # A copy sent straight out of the destination's port, besides the bridged original.
+            ruleset = ""
+            for h in hosts:
+                ruleset += f"table netdev dup_{h.port} {{\n chain c {{\n  type filter hook ingress device {h.port} priority 0;\n"
+                for other in hosts:
+                    if other is not h:
+                        ruleset += (f"  ip daddr {other.address} numgen random mod 100 < {f.params['percent']}"
+                                    f" dup to {other.port}\n")
+                ruleset += " }\n}\n"
+            _nft(ruleset)
+        elif f.kind == "rate-limit":
+            h = hosts[f.params["host"]]
+            for ns, dev in ((BRIDGE_NS, h.port), (h.netns, "eth0")):
+                run("ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", dev, "root", "tbf",
+                    "rate", "100kbit", "burst", "4kb", "latency", "500ms")
+        elif f.kind == "kill":
+            hosts[f.params["host"]].agent.kill()
+        elif f.kind == "delay":
+            for h in hosts:
+                run("ip", "netns", "exec", BRIDGE_NS, "tc", "qdisc", "replace", "dev", h.port, "root", "netem",
+                    "delay", f"{f.params['ms']}ms", f"{f.params['jitter_ms']}ms", "distribution", "normal")
+
+    def clear(self, f):
+        hosts = self.bed.hosts
+        if f.kind in ("partition", "one-way", "loss"):
+            self._forward_rules([])
+        elif f.kind == "isolate":
+            run("ip", "-n", BRIDGE_NS, "link", "set", hosts[f.params["host"]].port, "up")
+        elif f.kind == "duplicate":
+            for h in hosts:
+                _nft(f"delete table netdev dup_{h.port}\n")
+        elif f.kind == "rate-limit":
+            h = hosts[f.params["host"]]
+            for ns, dev in ((BRIDGE_NS, h.port), (h.netns, "eth0")):
+                run("ip", "netns", "exec", ns, "tc", "qdisc", "del", "dev", dev, "root", check=False)
+        elif f.kind == "kill":
+            hosts[f.params["host"]].agent.start()
+        elif f.kind == "delay":
+            for h in hosts:
+                run("ip", "netns", "exec", BRIDGE_NS, "tc", "qdisc", "del", "dev", h.port, "root", check=False)
+
+    def heal(self):
+        """Everything back: no rules, every port up, no qdisc, every agent running."""
+        self._forward_rules([])
+        for h in self.bed.hosts:
+            run("ip", "-n", BRIDGE_NS, "link", "set", h.port, "up")
+            _nft_quiet(f"delete table netdev dup_{h.port}\n")
+            for ns, dev in ((BRIDGE_NS, h.port), (h.netns, "eth0")):
+                run("ip", "netns", "exec", ns, "tc", "qdisc", "del", "dev", dev, "root", check=False)
+            if not h.agent.running:
+                h.agent.start()
+
+
+def _nft_quiet(ruleset):
+    subprocess.run(["ip", "netns", "exec", BRIDGE_NS, "nft", "-f", "-"], input=ruleset, text=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
