@@ -4,8 +4,10 @@ import Synchronization
 
 /// Attachment blobs, named by their SHA-256: `attachments/ab/abcdef…` under the data
 /// directory (or in memory for an in-memory store). A blob is written to a temporary file and
-/// renamed into place, so a crash never leaves a partial blob under its final name. Every
-/// directory here is 0700 and every file 0600 (`PrivateFiles`).
+/// renamed into place, so a crash never leaves a partial blob under its final name, and the
+/// blob is fsynced before the rename and its directory after it (`DurableFiles.place`), so a
+/// blob whose write returned survives a power cut. Every directory here is 0700 and every file
+/// 0600 (`PrivateFiles`).
 ///
 /// No blob is ever held whole in memory to hash it: blobs are hashed as their bytes are
 /// written or read, `hashPiece` bytes at a time (an in-memory store holds its blobs in memory
@@ -44,7 +46,7 @@ final class AttachmentFiles: Sendable {
             return hash
         }
         if FileManager.default.fileExists(atPath: url.path) { return hash }
-        try PrivateFiles.makeDirectory(url.deletingLastPathComponent())
+        let created = try PrivateFiles.makeDirectory(url.deletingLastPathComponent())
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".incoming-\(UUID().uuidString)")
         do {
             try PrivateFiles.write(bytes, to: temporary)
@@ -52,7 +54,7 @@ final class AttachmentFiles: Sendable {
             try? FileManager.default.removeItem(at: temporary)
             throw error
         }
-        try moveIntoPlace(temporary, url)
+        try moveIntoPlace(temporary, url, created: created)
         return hash
     }
 
@@ -65,7 +67,7 @@ final class AttachmentFiles: Sendable {
         defer { input.close() }
         var hasher = SHA256()
         var length: Int64 = 0
-        if let directory { try PrivateFiles.makeDirectory(directory) }
+        var created = try directory.map { try PrivateFiles.makeDirectory($0) } ?? []
         let staging = (directory ?? FileManager.default.temporaryDirectory).appendingPathComponent(".incoming-\(UUID().uuidString)")
         let output: FileHandle
         do {
@@ -87,23 +89,24 @@ final class AttachmentFiles: Sendable {
             try output.write(contentsOf: buffer[0..<count])
             length += Int64(count)
         }
-        try output.synchronize()
         let hash = Array(hasher.finalize())
         guard let url = url(for: hash) else {
             memory.withLock { $0[Data(hash)] = (try? Data(contentsOf: staging)) ?? Data() }
             return (hash, length)
         }
-        try PrivateFiles.makeDirectory(url.deletingLastPathComponent())
-        try moveIntoPlace(staging, url)
+        created += try PrivateFiles.makeDirectory(url.deletingLastPathComponent())
+        try moveIntoPlace(staging, url, created: created)
         placed = true
         return (hash, length)
     }
 
-    fileprivate func moveIntoPlace(_ temporary: URL, _ url: URL) throws {
+    /// Puts a complete, verified blob under its name, durably (`DurableFiles.place`); `created`
+    /// are the directories made for it. A blob already there (the same bytes) is kept.
+    fileprivate func moveIntoPlace(_ temporary: URL, _ url: URL, created: [URL]) throws {
         if FileManager.default.fileExists(atPath: url.path) {
             try? FileManager.default.removeItem(at: temporary)
         } else {
-            try FileManager.default.moveItem(at: temporary, to: url)
+            try DurableFiles.place(temporary, at: url, created: created)
         }
     }
 
@@ -288,8 +291,8 @@ extension AttachmentFiles {
                 throw Self.mismatch(hash)
             }
             let destination = self.url(for: hash)!
-            try PrivateFiles.makeDirectory(destination.deletingLastPathComponent())
-            try moveIntoPlace(url, destination)
+            let created = try PrivateFiles.makeDirectory(destination.deletingLastPathComponent())
+            try moveIntoPlace(url, destination, created: created)
             return
         }
         let running = arriving.withLock { $0.removeValue(forKey: Data(hash)) }

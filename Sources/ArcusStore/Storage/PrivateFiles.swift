@@ -16,12 +16,14 @@ enum PrivateFiles {
 
     /// Creates the directory at `url` (mode 0700) unless it exists; missing parents are created
     /// as well, with the same mode. An existing directory is left as it is (`DataDirectoryAccess`
-    /// tightens a data directory when a store opens it).
-    static func makeDirectory(_ url: URL) throws {
+    /// tightens a data directory when a store opens it). Returns the directories it made,
+    /// outermost first (for `DurableFiles.place` to make their entries durable).
+    @discardableResult
+    static func makeDirectory(_ url: URL) throws -> [URL] {
         let path = url.path
         if mkdir(path, directoryMode) == 0 {
             guard chmod(path, directoryMode) == 0 else { throw failure("setting the mode of", path) }
-            return
+            return [url]
         }
         switch errno {
         case EEXIST:
@@ -29,11 +31,11 @@ enum PrivateFiles {
             guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
                 throw StoreError.attachment("\(path) exists but is not a directory; move it away")
             }
+            return []
         case ENOENT:
             let parent = url.deletingLastPathComponent()
             guard parent.path != path else { throw failure("creating", path, errno: ENOENT) }
-            try makeDirectory(parent)
-            try makeDirectory(url)
+            return try makeDirectory(parent) + makeDirectory(url)
         default:
             throw failure("creating", path)
         }
@@ -54,12 +56,12 @@ enum PrivateFiles {
         return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     }
 
-    /// Writes `bytes` to a new file at `url` (mode 0600), synced; fails if a file is there.
+    /// Writes `bytes` to a new file at `url` (mode 0600); fails if a file is there. Not synced:
+    /// `DurableFiles.place` syncs it as it puts it in place.
     static func write(_ bytes: Data, to url: URL) throws {
         let handle = try createFile(url)
         defer { try? handle.close() }
         try handle.write(contentsOf: bytes)
-        try handle.synchronize()
     }
 
     static func failure(_ operation: String, _ path: String, errno error: Int32 = errno) -> StoreError {
