@@ -9,10 +9,37 @@ import GRDB
 import Testing
 @testable import ArcusStore
 
-/// What a blob survives: blobs are put in place through `DurableFiles` (fsynced, renamed, their
-/// directory fsynced), whose fsync failures are thrown.
+/// What a commit and a blob survive: `Options.synchronous` reaches SQLite on every connection,
+/// and blobs are put in place through `DurableFiles` (fsynced, renamed, their directory fsynced),
+/// whose fsync failures are thrown.
 @Suite("Store durability")
 struct StoreDurabilityTests {
+    private static func options(_ synchronous: Store.Options.Synchronous) -> Store.Options {
+        var options = Store.Options()
+        options.synchronous = synchronous
+        return options
+    }
+
+    @Test("a store opened with .full commits with PRAGMA synchronous = 2 (FULL), with .normal (the default) = 1, on every connection")
+    func synchronousReachesSQLite() throws {
+        for (synchronous, level) in [(Store.Options.Synchronous.full, 2), (.normal, 1)] {
+            let t = try TemporaryStore(options: Self.options(synchronous))
+            try t.store.collection("cars").upsert(["_id": "a"])
+            #expect(try t.store.synchronousLevel() == level, "\(synchronous)")
+            // A reader connection of the pool, too.
+            #expect(try t.store.writer.read { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == level, "\(synchronous)")
+        }
+        #expect(try TemporaryStore().store.synchronousLevel() == 1)
+        // Reopened with another setting, the store takes the new one (it is not kept in the file).
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-test-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let store = try Store(directory: directory, options: Self.options(.normal))
+            #expect(try store.synchronousLevel() == 1)
+        }
+        #expect(try Store(directory: directory, options: Self.options(.full)).synchronousLevel() == 2)
+    }
+
     private static func scratch() throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-durable-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -42,8 +42,14 @@ public final class Store: Sendable {
     let stateEncoder = Mutex(StateEncoder())
 
     public struct Options: Sendable {
-        /// `NORMAL` (default) keeps every commit through a process crash; `FULL` also through
-        /// power loss, at the cost of an fsync per commit.
+        /// What a commit survives once `write` returns (`PRAGMA synchronous`; the store runs in WAL
+        /// mode). `NORMAL` (default): every commit survives the process crashing or being killed
+        /// (SIGKILL), since it is in the WAL file in the kernel's page cache, but the WAL is fsynced
+        /// only at checkpoints, so a power cut may lose the last commits before it (those since the
+        /// last checkpoint; the database stays consistent). `FULL`: the WAL is fsynced on every
+        /// commit, before `write` returns, so an acknowledged commit survives power loss too, at
+        /// the cost of one fsync per commit. Attachment blobs are fsynced with their directory
+        /// either way (`DurableFiles`).
         public var synchronous: Synchronous = .normal
         /// Injectable wall clock (milliseconds since 1970), for tests and replays.
         public var physicalClock: HybridLogicalClock.PhysicalClock = HybridLogicalClock.wallClock
@@ -77,10 +83,19 @@ public final class Store: Sendable {
         let pool: DatabasePool
         do {
             pool = try DatabasePool(path: directory.appendingPathComponent("store.sqlite").path, configuration: config)
+            // GRDB sets `synchronous = NORMAL` on a pool's writer when it turns WAL on, after
+            // `prepareDatabase` ran: set it again on the writer, the connection that commits.
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
         } catch {
             throw StoreError.cannotOpen(path: directory.path, reason: "\(error)")
         }
         try self.init(writer: pool, directory: directory, lock: lock, options: options, accessChanges: access.changes)
+    }
+
+    /// The `PRAGMA synchronous` level the writer's connection commits with (1 NORMAL, 2 FULL):
+    /// what `Options.synchronous` asked for, read back from SQLite.
+    public func synchronousLevel() throws -> Int {
+        try writer.write { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
     }
 
     /// A store that lives in memory only (for tests and in-memory replays).
