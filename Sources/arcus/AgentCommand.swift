@@ -67,6 +67,9 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(help: "How far ahead of this device's clock a peer's write may be stamped and still be merged: a number and s, m, h or d (default 7d, for boards without a real-time clock that were off for a week). Later writes are refused.")
     var clockSkewAllowance: String?
 
+    @Option(help: "What an acknowledged write survives: full (default: the API answers once the commit is fsynced to the write-ahead log, so it survives the process being killed and a power cut) or normal (it survives the process being killed, but a power cut may lose the last writes, those since the last checkpoint; one fsync less per write). Attachment blobs are fsynced either way.")
+    var durability: String?
+
     @Option(help: "The log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
@@ -75,7 +78,8 @@ struct AgentCommand: AsyncParsableCommand {
             let configuration = try AgentConfiguration.resolve(
                 dataDirectory: data, configFile: config, name: name, http: http, httpExpose: httpExpose, listen: listen,
                 transports: transports, peers: peer, subscriptions: subscribe, bleEmulated: bleEmulated, bleLinks: bleLinks, blePSM: blePsm,
-                bleAdapter: bleAdapter, cloud: cloud, role: role, clockSkewAllowance: clockSkewAllowance
+                bleAdapter: bleAdapter, cloud: cloud, role: role, clockSkewAllowance: clockSkewAllowance,
+                durability: durability
             )
             try await Agent.runUntilSignalled(configuration, logger: try AgentLogging.standardError(level: logLevel))
         } catch let error as CommandError {

@@ -29,11 +29,15 @@ struct Exec: AsyncParsableCommand {
     @Option(help: "Arguments for :name placeholders, as a JSON object.")
     var args: String?
 
+    @Option(help: "With --data: what the write survives once this prints, as for `arcus agent --durability`: full (default; a power cut too) or normal (the process being killed).")
+    var durability: String?
+
     func validate() throws {
         if (data == nil) == (agent == nil) {
             throw ValidationError("give either --data DIR (a store on disk) or --agent URL (a running agent)")
         }
         if token.tokenFile != nil && agent == nil { throw ValidationError("--token-file goes with --agent") }
+        if durability != nil && data == nil { throw ValidationError("--durability goes with --data: an agent writes with its own") }
     }
 
     func run() async throws {
@@ -42,7 +46,8 @@ struct Exec: AsyncParsableCommand {
                 let client = try AgentClient(url: agent, tokenFile: token.tokenFile)
                 print(try await client.execute(statement, arguments: try CommandArguments.parse(args)))
             } else if let data {
-                print(try LocalExecution.run(data: data, statement: statement, arguments: args))
+                let durability = try self.durability.map { text throws(CommandError) in try Durability.parse(text) } ?? .full
+                print(try LocalExecution.run(data: data, statement: statement, arguments: args, durability: durability))
             }
         } catch let error as CommandError {
             Terminal.writeError(error.message + "\n")

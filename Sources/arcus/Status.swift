@@ -71,6 +71,7 @@ struct StatusSummary {
             ["transports", status.transports.isEmpty ? "none running" : status.transports.joined(separator: ", ")],
             ["data", status.data],
         ]
+        if let durability = status.durability { facts.append(["durability", durability]) }
         for (name, failure) in (status.transportsFailed ?? [:]).sorted(by: { $0.key < $1.key }) {
             facts.append(["transport \(name)", "did not start: \(failure)"])
         }
@@ -213,6 +214,8 @@ private struct AgentStatus: Decodable {
         var links: [Link]
     }
     var name, peer, data: String
+    /// Absent from an agent older than the option.
+    var durability: String?
     var transports: [String]
     var transportsFailed: [String: String]?
     var uptimeSeconds: Double

@@ -89,6 +89,45 @@ struct ConfigurationFileTests {
         #expect(throws: CommandError.self) { try allowance(file: try write("clock_skew_allowance = 7")) }
     }
 
+    @Test("durability reads from the file, the environment and the command line, full by default; another value is refused naming full and normal")
+    func durability() throws {
+        func durability(file: String?, environment: [String: String] = [:], option: String? = nil) throws(CommandError) -> Durability {
+            try AgentConfiguration.resolve(
+                dataDirectory: "/tmp/unused", configFile: file, name: nil, http: nil, listen: nil, transports: nil,
+                peers: [], subscriptions: [], durability: option, environment: environment
+            ).durability
+        }
+        #expect(try durability(file: nil) == .full)
+        #expect(try durability(file: try write("name = \"a\"")) == .full)
+        let file = try write("durability = \"normal\"")
+        #expect(try durability(file: file) == .normal)
+        #expect(try durability(file: try write("{\"durability\": \"normal\"}", named: "agent.json")) == .normal)
+        #expect(try durability(file: file, environment: ["ARCUS_DURABILITY": "full"]) == .full)
+        #expect(try durability(file: nil, environment: ["ARCUS_DURABILITY": "normal"]) == .normal)
+        #expect(try durability(file: file, environment: ["ARCUS_DURABILITY": "normal"], option: "full") == .full)
+        #expect(try durability(file: nil, option: "FULL") == .full)
+        #expect(Durability.full.synchronous == .full && Durability.normal.synchronous == .normal)
+        let refusals: [(file: String?, environment: [String: String], option: String?, says: String)] = [
+            (nil, [:], "fast", "--durability must be full"),
+            (nil, [:], "", "--durability must be full"),
+            (try write("durability = \"off\""), [:], nil, "durability must be full"),
+            (nil, ["ARCUS_DURABILITY": "extra"], nil, "durability must be full"),
+            (try write("durability = true"), [:], nil, "durability should be a string"),
+        ]
+        for bad in refusals {
+            do {
+                _ = try durability(file: bad.file, environment: bad.environment, option: bad.option)
+                Issue.record("accepted: \(bad)")
+            } catch {
+                #expect(error.message.contains(bad.says), "\(error.message)")
+                if bad.says.contains("must be") {
+                    #expect(error.message.contains("full (") && error.message.contains("or normal ("), "\(error.message)")
+                }
+                #expect(error.exitStatus == 2)
+            }
+        }
+    }
+
     @Test("bad files and variables are refused with where and what")
     func refusals() throws {
         let cases: [(file: String?, environment: [String: String], says: String)] = [

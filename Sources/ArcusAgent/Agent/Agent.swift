@@ -69,6 +69,7 @@ public final class Agent: Service, Sendable {
         let directory = URL(fileURLWithPath: configuration.dataDirectory)
         var storeOptions = Store.Options()
         storeOptions.clockSkewAllowance = configuration.clockSkewAllowance
+        storeOptions.synchronous = configuration.durability.synchronous
         do {
             (store, identity) = try DataDirectoryStore.open(directory, options: storeOptions)
         } catch let error as IdentityError {

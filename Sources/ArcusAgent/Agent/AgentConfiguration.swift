@@ -61,6 +61,9 @@ public struct AgentConfiguration: Sendable {
     /// The most `--clock-skew-allowance` takes: past a year it no longer bounds anything a
     /// device could honestly be off by.
     public static let clockSkewAllowanceLimit: Duration = .seconds(366 * 86_400)
+    /// What an acknowledged write survives (`durability`, `--durability`): by default `full`,
+    /// a power cut too.
+    public var durability = Durability.full
 
     public static let defaultHTTP = LANAddress(host: "127.0.0.1", port: 4747)
 
@@ -113,6 +116,7 @@ public struct AgentConfiguration: Sendable {
         var pending_handshakes_per_source: Int?
         var handshake_deadline_s: Double?
         var clock_skew_allowance: String?
+        var durability: String?
     }
 
     static let fileKeys: Set<String> = [
@@ -120,6 +124,7 @@ public struct AgentConfiguration: Sendable {
         "revocation_file", "ble_emulated", "ble_links", "ble_psm", "ble_adapter", "cloud", "cloud_credentials_file", "cloud_ca_file", "cloud_certificate_file",
         "cloud_key_file", "cloud_store_and_forward", "cloud_stored_max_age_s", "cloud_stored_max_bytes", "role",
         "release_startup_memory", "pending_handshakes", "pending_handshakes_per_source", "handshake_deadline_s", "clock_skew_allowance",
+        "durability",
     ]
 
     /// The command line's options over the file's (a list given on the command line replaces
@@ -127,7 +132,8 @@ public struct AgentConfiguration: Sendable {
     public static func resolve(
         dataDirectory: String, configFile: String?, name: String?, http: String?, httpExpose: Bool = false, listen: String?,
         transports: String?, peers: [String], subscriptions: [String], bleEmulated: String? = nil, bleLinks: Int? = nil, blePSM: Int? = nil,
-        bleAdapter: String? = nil, cloud: [String] = [], role: String? = nil, clockSkewAllowance: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+        bleAdapter: String? = nil, cloud: [String] = [], role: String? = nil, clockSkewAllowance: String? = nil,
+        durability: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(CommandError) -> AgentConfiguration {
         let file = try readFile(configFile, environment: environment)
         let httpText = http ?? file?.http
@@ -187,6 +193,9 @@ public struct AgentConfiguration: Sendable {
         }
         if let text = clockSkewAllowance ?? file?.clock_skew_allowance {
             configuration.clockSkewAllowance = try Duration(parsing: text, option: "--clock-skew-allowance", limit: clockSkewAllowanceLimit)
+        }
+        if let text = durability ?? file?.durability {
+            configuration.durability = try Durability.parse(text, option: durability != nil ? "--durability" : "durability")
         }
         return configuration
     }

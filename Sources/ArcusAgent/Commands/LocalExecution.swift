@@ -5,12 +5,16 @@ import Foundation
 /// `arcus exec --data DIR "<DQL>" [--args JSON]`: one statement against a data directory.
 public enum LocalExecution {
     /// Runs `statement` and returns `{"items": […], "mutatedDocumentIDs": […]}`. Errors in the
-    /// statement or its arguments come back as a `CommandError` with exit status 2.
-    public static func run(data directory: String, statement: String, arguments json: String?) throws -> String {
+    /// statement or its arguments come back as a `CommandError` with exit status 2. The write is
+    /// committed with `durability` before this returns, full by default as in the agent: what
+    /// `arcus exec --data` prints has survived a power cut too.
+    public static func run(data directory: String, statement: String, arguments json: String?, durability: Durability = .full) throws -> String {
         let arguments = try parseArguments(json)
         let store: Store
         do {
-            store = try DataDirectoryStore.open(URL(fileURLWithPath: directory)).store
+            var options = Store.Options()
+            options.synchronous = durability.synchronous
+            store = try DataDirectoryStore.open(URL(fileURLWithPath: directory), options: options).store
         } catch {
             throw CommandError("\(error)")
         }
