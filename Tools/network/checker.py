@@ -36,9 +36,10 @@ def check(history, states):
 
     deleted, maybe_deleted = {}, set()
     for e in history:
-        if e["op"] == "delete" and e["outcome"] == "ok":
+        # A delete whose WHERE matched nothing here (not synced yet, or evicted) deleted nothing.
+        if e["op"] == "delete" and e["outcome"] == "ok" and e["mutated"]:
             deleted[e["id"]] = e
-        if e["op"] == "delete" and e["outcome"] in ("ok", "unknown"):
+        if e["op"] == "delete" and (e["outcome"] == "unknown" or e["mutated"]):
             maybe_deleted.add(e["id"])
 
     for h in hosts:

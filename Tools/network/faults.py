@@ -41,10 +41,14 @@ class Fault:
 
 
 def schedule(rng: random.Random, hosts: int, seconds: float, kinds):
-    """A fault every 1.5–4 s, each lasting 1.5–6 s, one at a time, from the kinds given."""
-    faults, t = [], rng.uniform(1.0, 2.5)
-    while t < seconds:
-        kind = rng.choice(kinds)
+    """Two lanes, each one fault at a time: the network's (every 1.5–4 s, lasting 1.5–6 s) and
+    the agents' (a SIGKILL every 3–8 s, restarted 1–5 s later), so kills land in partitions.
+    Sorted by start."""
+    network = [k for k in kinds if k != "kill"]
+    faults = []
+    t = rng.uniform(1.0, 2.5)
+    while network and t < seconds:
+        kind = rng.choice(network)
         duration = min(rng.uniform(1.5, 6.0), max(0.5, seconds - t))
         if kind == "partition":
             side = rng.sample(range(hosts), rng.randint(1, max(1, hosts // 2)))
@@ -52,7 +56,7 @@ def schedule(rng: random.Random, hosts: int, seconds: float, kinds):
         elif kind == "one-way":
             a, b = rng.sample(range(hosts), 2)
             f = Fault(kind, t, duration, src=a, dst=b)
-        elif kind in ("isolate", "rate-limit", "kill"):
+        elif kind in ("isolate", "rate-limit"):
             f = Fault(kind, t, duration, host=rng.randrange(hosts))
         elif kind == "loss":
             f = Fault(kind, t, duration, percent=rng.choice([10, 30]))
@@ -62,7 +66,18 @@ def schedule(rng: random.Random, hosts: int, seconds: float, kinds):
             f = Fault(kind, t, duration, ms=rng.choice([50, 200]), jitter_ms=200)
         faults.append(f)
         t += duration + rng.uniform(0.5, 2.0)
-    return faults
+    t = rng.uniform(2.0, 5.0)
+    while "kill" in kinds and t < seconds:
+        duration = min(rng.uniform(1.0, 5.0), max(0.5, seconds - t))
+        faults.append(Fault("kill", t, duration, host=rng.randrange(hosts)))
+        t += duration + rng.uniform(2.0, 5.0)
+    return sorted(faults, key=lambda f: f.start)
+
+
+def timeline(faults):
+    """(time, "apply" | "clear", fault), in order; a fault is cleared before one starting then."""
+    events = [(f.start, 1, "apply", f) for f in faults] + [(f.start + f.duration, 0, "clear", f) for f in faults]
+    return [(t, action, f) for t, _, action, f in sorted(events, key=lambda e: (e[0], e[1]))]
 
 
 def _nft(ruleset):

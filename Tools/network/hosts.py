@@ -41,8 +41,11 @@ def enter_network_namespace(name):
         os.close(fd)
 
 
+# Each daemon its own host name: with the machine's name on every host they would spend the run
+# resolving the conflict (vm-2.local, vm-3.local, ...), and publish nothing meanwhile.
 AVAHI_CONF = """# Written by Tools/network: this host's eth0 only (a veth on the test's own bridge).
 [server]
+host-name={name}
 allow-interfaces=eth0
 use-ipv4=yes
 use-ipv6=no
@@ -141,7 +144,7 @@ class Host:
     def create(self):
         os.makedirs(self.dir, exist_ok=True)
         with open(os.path.join(self.dir, "avahi.conf"), "w") as f:
-            f.write(AVAHI_CONF)
+            f.write(AVAHI_CONF.format(name=f"arcus-{self.name}"))
         run("ip", "netns", "add", self.netns)
         run("ip", "-n", BRIDGE_NS, "link", "add", self.port, "type", "veth", "peer", "name", "eth0", "netns", self.netns)
         run("ip", "-n", BRIDGE_NS, "link", "set", self.port, "master", "br0")

@@ -3,6 +3,7 @@ a heal, convergence, and the checker. Prints each check as `ok`/`FAIL`, the figu
 line, and last `N passed, M failed`. Run it through Tools/test-network.sh (needs root)."""
 
 import argparse
+import fcntl
 import json
 import os
 import random
@@ -13,7 +14,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from checker import RULES, check  # noqa: E402
-from faults import Injector, available, schedule  # noqa: E402
+from faults import Injector, available, schedule, timeline  # noqa: E402
 from hosts import HostClient, TestBed, copy_binary, in_namespace  # noqa: E402
 from workload import COUNTERS, History, Writer, create_counters, read_state  # noqa: E402
 
@@ -63,6 +64,13 @@ def main():
     args = p.parse_args()
     if not 2 <= args.hosts <= 64:
         p.error("--hosts is 2 to 64")
+    # The namespaces have fixed names: a second run at once would tear down the first one's.
+    lock = open("/run/arcus-network.lock", "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print("error: another Tools/test-network.sh run is in progress (it holds /run/arcus-network.lock)", file=sys.stderr)
+        return 2
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
     scratch = tempfile.mkdtemp(prefix="arcus-network.")
     results = []  # (name, ok, detail)
@@ -100,12 +108,13 @@ def main():
         for w in writers:
             w.start()
         injector = Injector(bed)
-        for f in faults:
-            time.sleep(max(0, start + f.start - time.time()))
-            log(f"fault {f.describe()}")
-            injector.apply(f)
-            time.sleep(max(0, start + f.start + f.duration - time.time()))
-            injector.clear(f)
+        for at, action, f in timeline(faults):
+            time.sleep(max(0, start + at - time.time()))
+            if action == "apply":
+                log(f"fault {f.describe()}")
+                injector.apply(f)
+            else:
+                injector.clear(f)
         time.sleep(max(0, start + args.seconds - time.time()))
         for w in writers:
             w.join()

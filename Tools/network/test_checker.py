@@ -100,6 +100,12 @@ class CheckerTests(unittest.TestCase):
         s = states(lambda st: st["docs"]["h0-2"].__setitem__("w0", 2))
         self.assertEqual(check(history, s)[0], [])
 
+    def test_a_delete_that_matched_nothing_deleted_nothing(self):
+        history = HISTORY + [ev(1, "delete", "h1-1", mutated=False)]
+        self.assertEqual(check(history, states())[0], [])
+        s = states(lambda st: st["docs"].pop("h1-1"))
+        self.assertEqual(rules(check(history, s)[0]), ["lost"])
+
     def test_a_duplicate(self):
         s = states(lambda st: st["duplicates"].append("h0-1"))
         self.assertEqual(rules(check(HISTORY, s)[0]), ["duplicates"])
