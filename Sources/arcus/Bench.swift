@@ -80,7 +80,12 @@ struct BenchStore: ParsableCommand {
         discussion: """
             Writes N documents shaped like the fleet trace's in transactions of 100, N/10 more one \
             transaction each, reads documents by _id, runs an equality SELECT without and with an index, \
-            and times an observer — the same work on both engines, taking turns. Build with -c release.
+            and times an observer — the same work on both engines, taking turns. The one-transaction \
+            upserts are also timed with durability full (PRAGMA synchronous = FULL: an fsync of the WAL per \
+            commit, what `arcus agent` does by default) beside normal, on both engines, in a second pair of \
+            databases: single_write_full_us against single_write_normal_us, sqlite_full_us against \
+            sqlite_normal_us. Put --scratch on the disk the store will live on (a tmpfs makes fsync free). \
+            Build with -c release.
             """
     )
 

@@ -1,18 +1,23 @@
 import ArcusCRDT
+import ArcusStore
 import Foundation
 import GRDB
 
 /// The baseline of `arcus bench store`: what an app would do with SQLite alone — one table of
-/// JSON text keyed by `_id`, in WAL mode with the store's synchronous setting, through the same
+/// JSON text keyed by `_id`, in WAL mode with the store's synchronous setting (NORMAL, or FULL beside
+/// a store opened with `.full`), through the same
 /// SQLite and GRDB, with cached statements as a careful app would. Reads parse the JSON with
 /// the same parser Arcus uses, so the comparison measures the store, not the parser.
 final class PlainJSONTable {
     private let pool: DatabasePool
 
-    init(path: String) throws {
+    init(path: String, synchronous: Store.Options.Synchronous = .normal) throws {
         var configuration = Configuration()
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        let level = synchronous.rawValue
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = \(level)") }
         pool = try DatabasePool(path: path, configuration: configuration)
+        // GRDB turns a pool's writer to NORMAL as it sets WAL up, after `prepareDatabase` (as the store does).
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(level)") }
         try pool.write { db in
             try db.execute(sql: "CREATE TABLE IF NOT EXISTS docs (id TEXT PRIMARY KEY NOT NULL, json TEXT NOT NULL)")
         }

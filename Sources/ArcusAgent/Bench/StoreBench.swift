@@ -8,11 +8,19 @@ import Synchronization
 /// in the same run — upserts in transactions of 100 and of 1, point reads, an equality SELECT
 /// without and with an index — and how soon an observer hears of a commit. The two engines take
 /// turns chunk by chunk, so a noisy neighbour slows both alike and the ratios hold.
+///
+/// One-transaction upserts are also timed with durability full (`Store.Options.synchronous =
+/// .full`, `PRAGMA synchronous = FULL`: an fsync of the WAL per commit) beside normal, on both
+/// engines, in a second pair of databases loaded with the same documents: what an agent's
+/// default (`--durability full`) costs per write against what SQLite alone pays for it.
 public struct StoreBench {
     public struct Figures: Sendable {
         public var documents = 0
         public var arcusBatchedPerSecond = 0.0, sqliteBatchedPerSecond = 0.0
         public var arcusSinglePerSecond = 0.0, sqliteSinglePerSecond = 0.0
+        /// One-transaction upserts with durability full (an fsync per commit), and how many.
+        public var arcusSingleFullPerSecond = 0.0, sqliteSingleFullPerSecond = 0.0
+        public var singleFullWrites = 0
         public var arcusPointReadMicroseconds = 0.0, sqlitePointReadMicroseconds = 0.0
         public var arcusScanSelectMilliseconds = 0.0, sqliteScanSelectMilliseconds = 0.0
         public var arcusIndexedSelectMilliseconds = 0.0, sqliteIndexedSelectMilliseconds = 0.0
@@ -31,6 +39,13 @@ public struct StoreBench {
                 ("batched_ratio", r(arcusBatchedPerSecond / sqliteBatchedPerSecond)),
                 ("arcus_single_per_s", r(arcusSinglePerSecond, 0)), ("sqlite_single_per_s", r(sqliteSinglePerSecond, 0)),
                 ("single_ratio", r(arcusSinglePerSecond / sqliteSinglePerSecond)),
+                ("single_write_normal_us", r(1e6 / arcusSinglePerSecond, 1)), ("single_write_full_us", r(1e6 / arcusSingleFullPerSecond, 1)),
+                ("sqlite_normal_us", r(1e6 / sqliteSinglePerSecond, 1)), ("sqlite_full_us", r(1e6 / sqliteSingleFullPerSecond, 1)),
+                // Per write: full against normal on each engine, and Arcus against SQLite with both full.
+                ("single_full_over_normal", r(arcusSinglePerSecond / arcusSingleFullPerSecond)),
+                ("sqlite_full_over_normal", r(sqliteSinglePerSecond / sqliteSingleFullPerSecond)),
+                ("single_full_ratio", r(arcusSingleFullPerSecond / sqliteSingleFullPerSecond)),
+                ("single_full_writes", .int(Int64(singleFullWrites))),
                 ("arcus_point_read_us", r(arcusPointReadMicroseconds, 1)), ("sqlite_point_read_us", r(sqlitePointReadMicroseconds, 1)),
                 ("arcus_scan_select_ms", r(arcusScanSelectMilliseconds)), ("sqlite_scan_select_ms", r(sqliteScanSelectMilliseconds)),
                 ("arcus_indexed_select_ms", r(arcusIndexedSelectMilliseconds)), ("sqlite_indexed_select_ms", r(sqliteIndexedSelectMilliseconds)),
@@ -58,9 +73,15 @@ public struct StoreBench {
         defer { try? fileManager.removeItem(at: scratch) }
         let store = try Store(directory: scratch.appendingPathComponent("arcus"))
         let plain = try PlainJSONTable(path: scratch.appendingPathComponent("plain.sqlite").path)
+        var fullOptions = Store.Options()
+        fullOptions.synchronous = .full
+        let fullStore = try Store(directory: scratch.appendingPathComponent("arcus-full"), options: fullOptions)
+        let fullPlain = try PlainJSONTable(path: scratch.appendingPathComponent("plain-full.sqlite").path, synchronous: .full)
 
         var generator = FleetDocuments(seed: 1)
         let singles = max(documentCount / 10, 100)
+        // An fsync each takes milliseconds on some disks: fewer, enough for a steady figure.
+        let fullSingles = min(singles, 2_000)
         let documents = (0..<(documentCount + singles)).map { generator.document($0) }
         var figures = Figures()
         figures.documents = documentCount
@@ -83,25 +104,41 @@ public struct StoreBench {
                     try plain.upsert(documents[start..<min(start + 100, range.upperBound)])
                 }
             }
+            // The same documents into the full pair, untimed, so that their one-transaction
+            // upserts below go into tables of the same size.
+            for start in stride(from: range.lowerBound, to: range.upperBound, by: 100) {
+                let batch = documents[start..<min(start + 100, range.upperBound)]
+                _ = try fullStore.write { tx in
+                    for document in batch { _ = try tx.upsert(document, into: "orders") }
+                }
+                try fullPlain.upsert(batch)
+            }
             progress?("upserts in transactions of 100", Double(chunk + 1) / Double(chunks))
         }
         figures.arcusBatchedPerSecond = Double(documentCount) / arcusTime
         figures.sqliteBatchedPerSecond = Double(documentCount) / plainTime
 
-        // Upserts one transaction each: new documents after the first N.
-        arcusTime = 0; plainTime = 0
-        for chunk in 0..<chunks {
-            let range = (documentCount + singles * chunk / chunks)..<(documentCount + singles * (chunk + 1) / chunks)
-            arcusTime += try timed {
-                for n in range { _ = try store.write { tx in _ = try tx.upsert(documents[n], into: "orders") } }
+        // Upserts one transaction each: new documents after the first N, per second on each engine.
+        func singleWrites(_ store: Store, _ plain: PlainJSONTable, count: Int, phase: String) throws -> (arcus: Double, plain: Double) {
+            var arcusTime = 0.0, plainTime = 0.0
+            for chunk in 0..<chunks {
+                let range = (documentCount + count * chunk / chunks)..<(documentCount + count * (chunk + 1) / chunks)
+                arcusTime += try timed {
+                    for n in range { _ = try store.write { tx in _ = try tx.upsert(documents[n], into: "orders") } }
+                }
+                plainTime += try timed {
+                    for n in range { try plain.upsert(documents[n...n]) }
+                }
+                progress?(phase, Double(chunk + 1) / Double(chunks))
             }
-            plainTime += try timed {
-                for n in range { try plain.upsert(documents[n...n]) }
-            }
-            progress?("upserts one transaction each", Double(chunk + 1) / Double(chunks))
+            return (Double(count) / arcusTime, Double(count) / plainTime)
         }
-        figures.arcusSinglePerSecond = Double(singles) / arcusTime
-        figures.sqliteSinglePerSecond = Double(singles) / plainTime
+        (figures.arcusSinglePerSecond, figures.sqliteSinglePerSecond) = try singleWrites(store, plain, count: singles, phase: "upserts one transaction each")
+        // The same with durability full: the first `fullSingles` of those documents.
+        (figures.arcusSingleFullPerSecond, figures.sqliteSingleFullPerSecond) = try singleWrites(
+            fullStore, fullPlain, count: fullSingles, phase: "upserts one transaction each, durability full"
+        )
+        figures.singleFullWrites = fullSingles
 
         // Point reads of random documents.
         var random = SplitMix64(seed: 2)
