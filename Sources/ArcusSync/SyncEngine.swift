@@ -84,6 +84,7 @@ public final class SyncEngine: Sendable {
             state.subscriptions = loaded
             state.nextSubscriptionID = (loaded.keys.max() ?? 0) + 1
         }
+        store.withhold(withheld)
         // Evictions lower what this store claims, in the evicting transaction itself; commits
         // wake every session to send what changed.
         let hook = store.addCommitHook { [weak self] transaction, changes in
@@ -272,6 +273,7 @@ public final class SyncEngine: Sendable {
                 touched.append((subscription, matched))
             }
         }
+        if !touched.isEmpty { try withholdMissing(in: transaction) }
         for (subscription, evicted) in touched {
             try transaction.setSyncRecord(SyncRecords.subscriptionKey(subscription.id), subscription.record)
             guard evicted, subscription.active else { continue }
@@ -295,6 +297,15 @@ public final class SyncEngine: Sendable {
         }
     }
 
+    /// Hands the store the documents missing now (`Store.withhold`), and relogs those no
+    /// longer missing, so that readers and observers see them again in this transaction.
+    private func withholdMissing(in transaction: WriteTransaction) throws {
+        let before = store.withheldDocuments, now = withheld
+        guard before != now else { return }
+        store.withhold(now)
+        for key in before.subtracting(now) { _ = try transaction.relog(key) }
+    }
+
     private func subscriptions(stillMissing key: DocumentKey, except id: UInt64) -> Bool {
         state.withLock { $0.subscriptions.values.contains { $0.id != id && $0.missing[key] != nil } }
     }
@@ -311,11 +322,6 @@ public final class SyncEngine: Sendable {
                 subscription.recovered(keys, vouched: vouched, received: received, site: site)
                 lowered = before != (subscription.knowledge, subscription.ownFloor)
                 try tx.setSyncRecord(key, subscription.record)
-                // They were not served while missing (see `withheld`): now whole, they go to
-                // the end of the log, where every session meets them again.
-                for document in keys where subscription.missing[document] == nil && !subscriptions(stillMissing: document, except: id) {
-                    try tx.relog(document)
-                }
                 state.withLock { state in
                     state.subscriptions[id]?.missing = subscription.missing
                     state.subscriptions[id]?.knowledge = subscription.knowledge
@@ -324,6 +330,10 @@ public final class SyncEngine: Sendable {
                         state.subscriptions[id]?.recoveryFloor = floor.lowest(subscription.recoveryFloor)
                     }
                 }
+                // They were neither served nor shown while missing (see `withheld`): now
+                // whole, they go to the end of the log, where every session meets them again,
+                // and readers see them.
+                try withholdMissing(in: tx)
             }
             // Some of the evicted events could not be got back: the subscription claims less
             // now, and peers must hear so (they go through their logs again for what it lacks).

@@ -26,6 +26,8 @@ public final class Store: Sendable {
     let observers = ObserverRegistry()
     let listeners = ChangeListeners()
     let hooks = CommitHooks()
+    /// `withhold(_:)`: documents whose rows show nothing to readers for now.
+    let withheldKeys = Mutex<Set<DocumentKey>>([])
     let indexes: Mutex<[FieldIndex]>
     let attachmentFiles: AttachmentFiles
     /// This device's wall clock (`Options.physicalClock`).

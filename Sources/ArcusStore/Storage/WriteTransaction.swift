@@ -14,10 +14,12 @@ public struct DocumentChange: Sendable {
     public var sequence: Int64
     /// For an eviction, the state it dropped.
     public var evicted: DocumentState? = nil
+    /// Whether readers do not see it (`Store.withhold`): evicted, and not back whole yet.
+    public var withheld = false
 
-    /// The document as readers now see it, `_id` included; nil when removed or evicted.
-    /// Computed on demand: most commits have no observer that needs it.
-    public var value: Value? { state.flatMap { DocumentRows.visibleValue($0, id: key.id) } }
+    /// The document as readers now see it, `_id` included; nil when removed, evicted or
+    /// withheld. Computed on demand: most commits have no observer that needs it.
+    public var value: Value? { withheld ? nil : state.flatMap { DocumentRows.visibleValue($0, id: key.id) } }
 }
 
 /// The writes of one transaction. Only valid inside the `Store.write` closure that made it.
@@ -124,10 +126,11 @@ public final class WriteTransaction {
     /// the store's version vector; a merged one does not (see `merge`).
     func save(_ row: DocumentRows.RowID, state: DocumentState, delta: DocumentState, wasLive: Bool, hadAttachments: Bool, local: Bool = true) throws {
         let sequence = store.nextSequence()
-        let json = state.visibleJSON(adding: ("_id", row.key.id))
+        let withheld = store.isWithheld(row.key)
+        let json = withheld ? nil : state.visibleJSON(adding: ("_id", row.key.id))
         try DocumentRows.store(prepared(&storeStatement, DocumentRows.storeSQL), row, state: state, json: json, sequence: sequence, site: store.site, encoder: store.stateEncoder)
         try AttachmentReferences.update(db, row, state: state, hadAttachments: hadAttachments)
-        changes.append(DocumentChange(key: row.key, delta: delta, state: state, sequence: sequence))
+        changes.append(DocumentChange(key: row.key, delta: delta, state: state, sequence: sequence, withheld: withheld))
         if local { delta.forEachEvent { versionAdded.observe($0) } }
         let kind: Result.Kind = json == nil ? .removed : (wasLive ? .updated : .inserted)
         results.append(Result(kind: kind, collection: row.key.collection, id: row.key.id))
