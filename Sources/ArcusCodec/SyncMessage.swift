@@ -74,7 +74,9 @@ public struct Summary: Sendable, Equatable {
     /// The receiver's change-log position up to which the sender has merged everything the
     /// receiver sent it for the subscription (its acknowledgements, as its own store keeps
     /// them): the receiver resumes from there. Absent: the receiver resumes from what it
-    /// recorded itself.
+    /// recorded itself. Zero: the sender's store may have lost its last commits (a power cut
+    /// under `durability = normal`): the receiver goes over its log again from the start and
+    /// sends what the summary does not claim, the sender's own events included.
     public var position: UInt64?
 
     public init(subscriptionID: UInt64 = 0, version: VersionVector, digest: [UInt8] = [], position: UInt64? = nil) {

@@ -68,6 +68,8 @@ public final class SyncEngine: Sendable {
     private let credentialsGiven = Mutex<[String: Set<SiteID>]>([:])
     /// Active subscriptions whose documents were evicted: announced again after the commit.
     private let reannounce = Mutex<Set<UInt64>>([])
+    /// "peer/subscription" pairs whose summary after a possible loss of commits was answered.
+    private let lostCommitsAnswered = Mutex<Set<String>>([])
 
     public init(store: Store, options: Options = Options()) throws {
         self.store = store
@@ -295,6 +297,17 @@ public final class SyncEngine: Sendable {
             for subscription in state.subscriptions.values { keys.formUnion(subscription.missing.keys) }
             return keys
         }
+    }
+
+    /// Whether this store's summaries of subscription `id` to `peer` are still to ask for what a
+    /// power cut may have taken (`Store.mayHaveLostCommits`): until the peer answers one.
+    func recoversLostCommits(from peer: String, _ id: UInt64) -> Bool {
+        store.mayHaveLostCommits && !lostCommitsAnswered.withLock { $0.contains("\(peer)/\(id)") }
+    }
+
+    func recoveredLostCommits(from peer: String, _ id: UInt64) {
+        guard store.mayHaveLostCommits else { return }
+        lostCommitsAnswered.withLock { _ = $0.insert("\(peer)/\(id)") }
     }
 
     /// Hands the store the documents missing now (`Store.withhold`), and relogs those no

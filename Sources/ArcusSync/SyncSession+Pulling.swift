@@ -28,14 +28,19 @@ extension SyncSession {
         let toldKey = SyncRecords.toldKey(peer: peerKey, id)
         let told = ((try? store.syncRecord(toldKey)) ?? nil).flatMap(SyncRecords.told)
         let missing = subscription.missing.keys.sorted()
-        let localTime = store.version[store.site]
+        // After commits may have been lost (a power cut under durability normal), claim no own
+        // event past those the store held at open, and say nothing of this peer's changes was
+        // merged, until the peer has answered once: it sends back what was lost of either.
+        let recovering = engine.recoversLostCommits(from: peerKey, id)
+        var localTime = store.version[store.site]
+        if recovering { localTime = localTime.map { time in store.ownTimeAtOpen.map { min($0, time) } ?? .zero } }
         var claim = subscription.claim(site: store.site, ownTime: localTime)
         if let told {
             let capped = subscription.claim(site: store.site, ownTime: told[store.site].flatMap { known in localTime.map { min($0, known) } })
             if told.isCovered(by: capped) { claim = capped }
         }
         // Where this store's merges of the peer's batches got to, as its own store says.
-        let position = SyncRecords.position((try? store.syncRecord(SyncRecords.ackedKey(peer: peerKey, id))) ?? nil)
+        let position = recovering ? 0 : SyncRecords.position((try? store.syncRecord(SyncRecords.ackedKey(peer: peerKey, id))) ?? nil)
         if !whole, missing.isEmpty, let told, told.isCovered(by: claim) {
             send(.summary(Summary(subscriptionID: id, version: claim.subtracting(told), digest: told.digest, position: position)))
         } else {
@@ -173,6 +178,7 @@ extension SyncSession {
         // The latest summary is answered: this side has what the peer had as of then, the
         // documents it asked for by key included; and the peer has taken in the summary.
         if batch.covers == nil { recordTold(id, covers: VersionVector()) }
+        engine.recoveredLostCommits(from: peerKey, id)
         // Unless something was evicted since that summary went: what the peer sent back may
         // predate it, and the summary about to follow asks again.
         if let listed = listedMissing.removeValue(forKey: id), !listed.isEmpty,

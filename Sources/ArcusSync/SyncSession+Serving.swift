@@ -18,6 +18,10 @@ struct ServedSubscription {
     var owedReplies = 0
     /// Documents the peer evicted and asked for by key: sent whole, before the backfill.
     var resend: Set<DocumentKey> = []
+    /// Whether the peer's latest summary said its store may have lost commits (position 0):
+    /// its own events then count as known only as far as it claims them, so those it lost
+    /// come back from here.
+    var peerLostCommits = false
     /// Whether the next answer says what this side vouches for even when the peer knew it
     /// (the peer needs it to tell what of its missing documents it got back).
     var vouchInReply = false
@@ -207,6 +211,7 @@ extension SyncSession {
         var restarted = subscription.widened
         subscription.widened = false
         subscription.confirmEarlierClaims(upTo: summary.position.map { Int64(clamping: $0) })
+        subscription.peerLostCommits = summary.position == 0
         if summary.digest.count == 8 {
             // "What I told you last time, and these newer entries": usable only if it is what
             // this side remembers. The peer recorded it once it had merged what it names.
@@ -250,6 +255,13 @@ extension SyncSession {
                 subscription.restart(at: position)
                 peerHas.removeAll()
                 engine.forgetCredentialsGiven(to: peerKey)
+            } else if subscription.peerLostCommits, position < subscription.acknowledged {
+                // Passed over as the peer's own, or as nothing for it; but a power cut may have
+                // taken its last commits (durability normal): go over them again, leaving out
+                // what its summary claims.
+                engine.options.log(.info, "\(peerDescription) may have lost its last commits: going over \(subscription.query) again from the start, for what it lacks")
+                subscription.restart(at: position)
+                peerHas.removeAll()
             } else if position > subscription.acknowledged {
                 subscription.acknowledged = position
                 subscription.confirmed = position
@@ -488,8 +500,9 @@ extension SyncSession {
             let asked = whole.contains(document.key) || subscription.resend.remove(document.key) != nil
             var known = asked ? VersionVector() : subscription.peerKnows
             if !asked, let had = peerHas[document.key] { known.formUnion(had) }
-            // The peer has every event it made itself (one it evicted it asks for by key).
-            if !asked, let peerSite { known.observe(Stamp(time: Timestamp(rawValue: .max), site: peerSite)) }
+            // The peer has every event it made itself (one it evicted it asks for by key), unless
+            // it lost commits: then as far as it claims.
+            if !asked, !subscription.peerLostCommits, let peerSite { known.observe(Stamp(time: Timestamp(rawValue: .max), site: peerSite)) }
             guard var delta = document.state.changes(since: known) else { continue }
             // (A query that matches every document of the collection matched every earlier state
             // too, so the peer has all of it that `known` names: `value` is nil then.)

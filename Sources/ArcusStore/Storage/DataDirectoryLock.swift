@@ -8,6 +8,9 @@ import Foundation
 /// The lock is `flock(2)` on `arcus.lock`, so it goes away when the process dies, however it dies.
 final class DataDirectoryLock: Sendable {
     private let descriptor: Int32
+    /// Whether the process that held the directory before never let go of it cleanly (it was
+    /// killed, crashed, or the power went): its note was still in the lock file.
+    let heldUntilUncleanEnd: Bool
 
     init(directory: URL) throws {
         let path = directory.appendingPathComponent("arcus.lock").path
@@ -20,14 +23,20 @@ final class DataDirectoryLock: Sendable {
             close(fd)
             throw StoreError.dataDirectoryInUse(path: directory.path, holder: holder)
         }
-        // Who holds it, for the next process's error message.
+        var probe = [UInt8](repeating: 0, count: 1)
+        heldUntilUncleanEnd = pread(fd, &probe, 1, 0) > 0
+        // Who holds it, for the next process's error message; on disk before the store is used,
+        // so that a power cut soon after is still seen as one.
         let note = "process \(getpid())\n"
         _ = ftruncate(fd, 0)
         _ = note.withCString { pwrite(fd, $0, strlen($0), 0) }
+        _ = fsync(fd)
         descriptor = fd
     }
 
     deinit {
+        // An empty file tells the next process this one ended cleanly.
+        _ = ftruncate(descriptor, 0)
         flock(descriptor, LOCK_UN)
         close(descriptor)
     }

@@ -26,6 +26,12 @@ public final class Store: Sendable {
     let observers = ObserverRegistry()
     let listeners = ChangeListeners()
     let hooks = CommitHooks()
+    /// Whether commits acknowledged before this store was opened may be gone: the process
+    /// before did not close it cleanly, and commits were not fsynced (`synchronous = NORMAL`),
+    /// so a power cut may have taken the last of them. Peers hold them: sync asks for them back.
+    public let mayHaveLostCommits: Bool
+    /// This store's own latest event when it was opened (nil: none).
+    public let ownTimeAtOpen: Timestamp?
     /// `withhold(_:)`: documents whose rows show nothing to readers for now.
     let withheldKeys = Mutex<Set<DocumentKey>>([])
     let indexes: Mutex<[FieldIndex]>
@@ -155,7 +161,9 @@ public final class Store: Sendable {
         clockSkewAllowance = options.clockSkewAllowance
         versionVector = Mutex(version)
         versionCheckpoint = Mutex(checkpoint)
-        sequence = Mutex(lastSequence)
+        mayHaveLostCommits = options.synchronous == .normal && (lock?.heldUntilUncleanEnd ?? false)
+        sequence = Mutex(lastSequence + (mayHaveLostCommits ? Self.positionsSkippedAfterLoss : 0))
+        ownTimeAtOpen = version[site]
         attachmentFiles = AttachmentFiles(directory: directory?.appendingPathComponent("attachments"))
         // A store whose clock was poisoned (before remote times were bounded) gets well here.
         let recovery = try recoverFromClockPoisoning(latest: latest, scanDocuments: !checked)
@@ -215,6 +223,12 @@ public final class Store: Sendable {
     func resetVersion(_ version: VersionVector) {
         versionVector.withLock { $0 = version }
     }
+
+    /// A power cut can take the last commits (`mayHaveLostCommits`), and with them change-log
+    /// positions that peers already acknowledged: reused for new changes, those would be skipped
+    /// when a peer resumes from its acknowledgement. So such a store starts its positions past
+    /// any it can have given out (gaps in the log are harmless).
+    static let positionsSkippedAfterLoss: Int64 = 1 << 32
 
     func nextSequence() -> Int64 {
         sequence.withLock {
