@@ -74,6 +74,14 @@ def schedule(rng: random.Random, hosts: int, seconds: float, kinds):
     return sorted(faults, key=lambda f: f.start)
 
 
+def one_of_each(hosts: int, kinds):
+    """A fault of every kind, for the check that each applies and clears before the run."""
+    samples = {"partition": dict(side=[0]), "one-way": dict(src=0, dst=1), "isolate": dict(host=0),
+               "loss": dict(percent=10), "duplicate": dict(percent=5), "rate-limit": dict(host=0),
+               "kill": dict(host=hosts - 1), "delay": dict(ms=50, jitter_ms=200)}
+    return [Fault(kind, 0, 0.2, **samples[kind]) for kind in kinds]
+
+
 def timeline(faults):
     """(time, "apply" | "clear", fault), in order; a fault is cleared before one starting then."""
     events = [(f.start, 1, "apply", f) for f in faults] + [(f.start + f.duration, 0, "clear", f) for f in faults]
@@ -98,7 +106,7 @@ class Injector:
     def apply(self, f):
         hosts = self.bed.hosts
         if f.kind == "partition":
-            a = {hosts[i].address for i in f.side}
+            a = {hosts[i].address for i in f.params["side"]}
             b = {h.address for h in hosts} - a
             sa, sb = "{ " + ", ".join(sorted(a)) + " }", "{ " + ", ".join(sorted(b)) + " }"
             self._forward_rules([f"ip saddr {sa} ip daddr {sb} drop", f"ip saddr {sb} ip daddr {sa} drop"])

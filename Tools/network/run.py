@@ -14,7 +14,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from checker import RULES, check  # noqa: E402
-from faults import Injector, available, schedule, timeline  # noqa: E402
+from faults import Injector, available, one_of_each, schedule, timeline  # noqa: E402
 from hosts import HostClient, TestBed, copy_binary, in_namespace  # noqa: E402
 from workload import COUNTERS, History, Writer, create_counters, read_state  # noqa: E402
 
@@ -96,6 +96,18 @@ def main():
                f"{found:.1f} s" if found is not None else "")
         figures["discovery_s"] = round(found, 2) if found is not None else None
 
+        injector = Injector(bed)
+        tried = []
+        for f in one_of_each(args.hosts, kinds):
+            injector.apply(f)
+            time.sleep(f.duration)
+            injector.clear(f)
+            tried.append(f.kind)
+        injector.heal()
+        for h in bed.hosts:
+            bed.wait_ready(h, time.time() + 60)
+        result("faults: each kind applies and clears", True, ", ".join(tried))
+
         in_namespace(bed.hosts[0], create_counters, bed.hosts[0])
         wait_until("counters", lambda: all(len(s["counters"]) == len(COUNTERS) for s in read_all(bed).values()), 60)
 
@@ -107,7 +119,6 @@ def main():
         writers = [Writer(h, history, rng.randrange(1 << 31), start + args.seconds) for h in bed.hosts]
         for w in writers:
             w.start()
-        injector = Injector(bed)
         for at, action, f in timeline(faults):
             time.sleep(max(0, start + at - time.time()))
             if action == "apply":
