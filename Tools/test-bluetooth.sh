@@ -21,36 +21,10 @@ mkdir -p "$vm"
 
 fail() { echo "error: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
 
-# 1. What the VM needs: qemu (TCG: this machine's /dev/kvm, where there is one, may not run a
-#    stock kernel), BlueZ's emulator and tools, busybox for virtme-ng's initramfs, the kernel
-#    (unpacked, not installed), virtme-ng from PyPI.
-need=""
-for package in qemu-system-x86 bluez bluez-test-tools kmod busybox-static gcc curl xz-utils; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'ok installed' || need="$need $package"
-done
-if [ -n "$need" ]; then
-    echo "== installing$need"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $need >/dev/null \
-        || fail "could not install$need (apt-get): the VM pass needs them"
-fi
-package="$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-/{print $2; exit}')"
-[ -n "$package" ] || { apt-get update -q >/dev/null; package="$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-/{print $2; exit}')"; }
-[ -n "$package" ] || fail "apt knows no linux-image-amd64: the VM needs Debian's stock kernel (its -cloud flavour has no Bluetooth)"
-version="${package#linux-image-}"
-if [ ! -e "$vm/kernel/boot/vmlinuz-$version" ]; then
-    echo "== unpacking $package"
-    rm -rf "$vm/debs" "$vm/kernel" && mkdir -p "$vm/debs" "$vm/kernel"
-    (cd "$vm/debs" && apt-get download "$package" >/dev/null) || fail "could not download $package"
-    dpkg-deb -x "$vm"/debs/"$package"_*.deb "$vm/kernel"
-    depmod -b "$vm/kernel" "$version"
-fi
-mkdir -p /lib/modules
-[ -e "/lib/modules/$version" ] || ln -sfn "$vm/kernel/lib/modules/$version" "/lib/modules/$version"
-if [ ! -x "$vm/venv/bin/vng" ]; then
-    echo "== installing virtme-ng"
-    python3 -m venv "$vm/venv" && "$vm/venv/bin/pip" install -q 'virtme-ng==1.42' || fail "could not install virtme-ng from PyPI"
-fi
+# 1. What the VM needs (Tools/vm-kernel.sh): qemu, the kernel, virtme-ng; and BlueZ's emulator
+#    and tools, and cc for btvirt.
+vm_packages=(bluez bluez-test-tools gcc)
+source "$root/Tools/vm-kernel.sh"
 
 # BlueZ 5.66's btvirt forwards ACL data under the sender's connection handle and tells the
 # peripheral the central's handle; both ends count from 42, so it shows only once a controller

@@ -42,10 +42,17 @@ def check(history, states):
         if e["op"] == "delete" and (e["outcome"] == "unknown" or e["mutated"]):
             maybe_deleted.add(e["id"])
 
+    # EVICT drops the local copy: an owner that evicts its new document before any peer has it
+    # drops the only copy (Docs/Sync.md, "Evictions"). Gone everywhere, that is no loss; held
+    # anywhere, convergence requires it everywhere.
+    evicted_by_owner = {e["id"] for e in history if e["op"] == "evict" and e["mutated"] and e["id"].startswith(f"h{e['host']}-")}
+    held_anywhere = set().union(*(states[h]["docs"].keys() for h in hosts))
+    dropped_by_owner = evicted_by_owner - held_anywhere
+
     for h in hosts:
         docs = states[h]["docs"]
         for e in history:
-            if e["op"] == "insert" and e["outcome"] == "ok" and e["id"] not in maybe_deleted:
+            if e["op"] == "insert" and e["outcome"] == "ok" and e["id"] not in maybe_deleted | dropped_by_owner:
                 doc = docs.get(e["id"])
                 if doc is None:
                     violations.append(("lost", f"host {h}: acknowledged insert of {e['id']} missing"))
@@ -58,7 +65,7 @@ def check(history, states):
             if e["op"] == "set" and e["outcome"] in ("ok", "unknown"):
                 writes[(e["id"], e["field"])].append(e)
         for (doc_id, field), es in writes.items():
-            if doc_id in maybe_deleted:
+            if doc_id in maybe_deleted or doc_id in dropped_by_owner:
                 continue
             acked = [e for e in es if e["outcome"] == "ok" and e["mutated"]]
             if not acked:
@@ -113,6 +120,7 @@ def check(history, states):
         "writes_unknown": sum(1 for e in history if e["outcome"] == "unknown"),
         "writes_failed": sum(1 for e in history if e["outcome"] == "fail"),
         "deleted": len(deleted),
+        "dropped_by_owner_eviction": len(dropped_by_owner),
         "documents": len(reference["docs"]),
     }
     for rule in RULES:

@@ -106,6 +106,13 @@ class CheckerTests(unittest.TestCase):
         s = states(lambda st: st["docs"].pop("h1-1"))
         self.assertEqual(rules(check(history, s)[0]), ["lost"])
 
+    def test_a_document_its_owner_evicted_before_anyone_had_it_may_be_gone_everywhere(self):
+        history = HISTORY + [ev(1, "evict", "h1-1")]
+        self.assertEqual(check(history, states(lambda st: st["docs"].pop("h1-1")))[0], [])
+        s = states()
+        s[2]["docs"].pop("h1-1")
+        self.assertIn("lost", rules(check(history, s)[0]))
+
     def test_a_duplicate(self):
         s = states(lambda st: st["duplicates"].append("h0-1"))
         self.assertEqual(rules(check(HISTORY, s)[0]), ["duplicates"])
