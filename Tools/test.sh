@@ -60,6 +60,12 @@ Tools/test-network.sh
 echo "== testing Bluetooth on the Linux kernel's stack, in a VM (Tools/test-bluetooth.sh)"
 Tools/test-bluetooth.sh
 
+# Power cuts: an agent in the same kind of VM writes to a virtual disk and the VM is killed at
+# random moments, 20 times; every acknowledged write must survive (Tools/test-power.sh; about
+# 15 minutes under TCG).
+echo "== testing acknowledged writes across 20 power cuts, in a VM (Tools/test-power.sh)"
+Tools/test-power.sh
+
 # Every decoder of untrusted bytes under libFuzzer, briefly: the long runs are Tools/fuzz.sh's.
 runs="${ARCUS_FUZZ_RUNS:-20000}"
 if [ "$runs" != "0" ]; then

@@ -47,7 +47,7 @@ def check(history, states):
     # anywhere, convergence requires it everywhere.
     evicted_by_owner = {e["id"] for e in history if e["op"] == "evict" and e["mutated"] and e["id"].startswith(f"h{e['host']}-")}
     held_anywhere = set().union(*(states[h]["docs"].keys() for h in hosts))
-    dropped_by_owner = evicted_by_owner - held_anywhere
+    dropped_by_owner = evicted_by_owner - held_anywhere - maybe_deleted
 
     for h in hosts:
         docs = states[h]["docs"]

@@ -100,6 +100,12 @@ class Injector:
         self.bed = bed
         _nft("table bridge faults {\n chain forward { type filter hook forward priority 0; policy accept; }\n}\n")
 
+    def background_loss(self, percent):
+        """Loss on every frame crossing the bridge for the whole run, the heal included (a network
+        that stays bad); apart from the faults' rules, which come and go."""
+        _nft("table bridge background {\n chain forward { type filter hook forward priority 1; policy accept;\n"
+             f"  numgen random mod 100 < {percent} drop\n }}\n}}\n")
+
     def _forward_rules(self, rules):
         _nft("flush chain bridge faults forward\n" + "".join(f"add rule bridge faults forward {r}\n" for r in rules))
 

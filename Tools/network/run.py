@@ -59,6 +59,7 @@ def main():
     p.add_argument("--seed", type=int, default=None, help="replays a run's faults and operations")
     p.add_argument("--arcus", default=".build/debug/arcus")
     p.add_argument("--discovery", choices=["mdns", "static"], default="mdns")
+    p.add_argument("--loss", type=int, default=0, help="percent of frames dropped all through the run, heal included")
     p.add_argument("--converge-timeout", type=float, default=180)
     p.add_argument("--keep", action="store_true", help="keep the run's directory even when it passes")
     args = p.parse_args()
@@ -79,10 +80,11 @@ def main():
         results.append((name, ok, detail))
         print(f"{'ok  ' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
 
-    log(f"seed {seed} (replay: Tools/test-network.sh --hosts {args.hosts} --seconds {args.seconds:g} --seed {seed}); "
+    replay = f"Tools/test-network.sh --hosts {args.hosts} --seconds {args.seconds:g} --seed {seed}" + (f" --loss {args.loss}" if args.loss else "")
+    log(f"seed {seed} (replay: {replay}); "
         f"run directory {scratch}")
     bed = TestBed(args.hosts, scratch, copy_binary(args.arcus, scratch), args.discovery)
-    figures = {"hosts": args.hosts, "seconds": args.seconds, "seed": seed, "discovery": args.discovery}
+    figures = {"hosts": args.hosts, "seconds": args.seconds, "seed": seed, "discovery": args.discovery, "loss_percent": args.loss}
     try:
         bed.create()
         kinds = available()
@@ -111,6 +113,9 @@ def main():
         in_namespace(bed.hosts[0], create_counters, bed.hosts[0])
         wait_until("counters", lambda: all(len(s["counters"]) == len(COUNTERS) for s in read_all(bed).values()), 60)
 
+        if args.loss:
+            injector.background_loss(args.loss)
+            log(f"{args.loss}% of frames dropped from now on, the heal included")
         rng = random.Random(seed)
         faults = schedule(rng, args.hosts, args.seconds, kinds)
         history = History()
