@@ -90,7 +90,7 @@ PY
         missing="$(wc -l < "$work/acked") (nothing read)"
     fi
     lost=${missing%% *}
-    lost_total=$((lost_total + lost))
+    lost_total=$lost  # of every write acknowledged so far, missing now
     check "$([ "$lost" = 0 ] && echo 0 || echo 1)" "boot $boot: acknowledged writes missing: $missing"
     synced=$(sed -n 's/^\[vm\] synced //p' "$console" | tr -d '\r')
     check "$(echo "$synced" | awk '{exit !($1 == $3 && $1 > 0 || $3 == 0)}' && echo 0 || echo 1)" "boot $boot: the second agent synced ${synced:-nothing}"
