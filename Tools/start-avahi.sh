@@ -46,26 +46,8 @@ start() {
         touch "$state/lo-multicast-was-off"
     fi
 
-    cat > "$config" <<'CONF'
-# Written by Tools/start-avahi.sh: loopback only, IPv4 only, nothing published but what the
-# tests publish.
-[server]
-allow-interfaces=lo
-use-ipv4=yes
-use-ipv6=no
-ratelimit-interval-usec=1000000
-ratelimit-burst=1000
-[wide-area]
-enable-wide-area=no
-[publish]
-publish-addresses=yes
-publish-hinfo=no
-publish-workstation=no
-publish-domain=no
-[reflector]
-enable-reflector=no
-[rlimits]
-CONF
+    # Loopback only (Tools/avahi-test.conf.in); the machine's own host name.
+    sed -e 's/@INTERFACE@/lo/' -e '/@HOST_NAME@/d' Tools/avahi-test.conf.in > "$config"
     start_daemon
 }
 

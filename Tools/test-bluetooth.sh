@@ -15,16 +15,11 @@
 # fails the pass with the reason; it never skips silently. No network in the guest (only lo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root="$PWD"
-vm="${ARCUS_BT_VM_DIR:-$root/.build/bt-vm}"
-mkdir -p "$vm"
-
-fail() { echo "error: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
 
 # 1. What the VM needs (Tools/vm-kernel.sh): qemu, the kernel, virtme-ng; and BlueZ's emulator
 #    and tools, and cc for btvirt.
 vm_packages=(bluez bluez-test-tools gcc)
-source "$root/Tools/vm-kernel.sh"
+source Tools/vm-kernel.sh
 
 # BlueZ 5.66's btvirt forwards ACL data under the sender's connection handle and tells the
 # peripheral the central's handle; both ends count from 42, so it shows only once a controller

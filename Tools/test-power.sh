@@ -16,13 +16,8 @@
 # no acknowledged write is missing, the agent starts and a second agent syncs all it holds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root="$PWD"
-vm="${ARCUS_BT_VM_DIR:-$root/.build/bt-vm}"
-mkdir -p "$vm"
-fail() { echo "error: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
-
 vm_packages=(e2fsprogs)
-source "$root/Tools/vm-kernel.sh"
+source Tools/vm-kernel.sh
 
 arcus="$(realpath "${ARCUS:-$root/.build/debug/arcus}")"
 [ -x "$arcus" ] || fail "no $arcus: swift build first (or ARCUS=PATH)"

@@ -1,7 +1,12 @@
 # Sourced by the scripts that boot Debian's stock kernel in qemu with virtme-ng (Tools/test-bluetooth.sh,
-# Tools/test-power.sh): installs what a VM needs, unpacks the kernel (not installed) and virtme-ng.
-# Expects `vm` (where the kernel and virtme-ng go), `fail` (prints the reason, exits), and
-# `vm_packages` (Debian packages the caller needs inside the VM besides qemu); sets `version`.
+# Tools/test-power.sh), from the checkout's top: installs what a VM needs, unpacks the kernel (not
+# installed) and virtme-ng. Expects `vm_packages` (Debian packages the caller needs besides qemu);
+# sets `root`, `vm` (where the kernel and virtme-ng go; ARCUS_BT_VM_DIR), `version`, and `fail`,
+# which prints the reason and a failed count and exits: a machine that cannot boot the VM fails.
+root="$PWD"
+vm="${ARCUS_BT_VM_DIR:-$root/.build/bt-vm}"
+mkdir -p "$vm"
+fail() { echo "error: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
 
 # qemu (TCG: this machine's /dev/kvm, where there is one, may not run a stock kernel), busybox for
 # virtme-ng's initramfs, kmod for the modules.

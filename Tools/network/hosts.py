@@ -41,26 +41,16 @@ def enter_network_namespace(name):
         os.close(fd)
 
 
-# Each daemon its own host name: with the machine's name on every host they would spend the run
-# resolving the conflict (vm-2.local, vm-3.local, ...), and publish nothing meanwhile.
-AVAHI_CONF = """# Written by Tools/network: this host's eth0 only (a veth on the test's own bridge).
-[server]
-host-name={name}
-allow-interfaces=eth0
-use-ipv4=yes
-use-ipv6=no
-ratelimit-interval-usec=1000000
-ratelimit-burst=1000
-[wide-area]
-enable-wide-area=no
-[publish]
-publish-addresses=yes
-publish-hinfo=no
-publish-workstation=no
-publish-domain=no
-[reflector]
-enable-reflector=no
-"""
+# Tools/avahi-test.conf.in, with this host's eth0 and a host name of its own: with the machine's
+# name on every host the daemons would spend the run resolving the conflict (vm-2.local,
+# vm-3.local, ...), and publish nothing meanwhile.
+AVAHI_TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "avahi-test.conf.in")
+
+
+def avahi_conf(host_name):
+    with open(AVAHI_TEMPLATE) as f:
+        text = f.read()
+    return text.replace("@HOST_NAME@", f"host-name={host_name}").replace("@INTERFACE@", "eth0")
 
 # Runs inside `ip netns exec HOST unshare -m`: gives the host its own /run/dbus and
 # /run/avahi-daemon (their pid files and sockets are at fixed paths), starts the bus and the
@@ -144,7 +134,7 @@ class Host:
     def create(self):
         os.makedirs(self.dir, exist_ok=True)
         with open(os.path.join(self.dir, "avahi.conf"), "w") as f:
-            f.write(AVAHI_CONF.format(name=f"arcus-{self.name}"))
+            f.write(avahi_conf(f"arcus-{self.name}"))
         run("ip", "netns", "add", self.netns)
         run("ip", "-n", BRIDGE_NS, "link", "add", self.port, "type", "veth", "peer", "name", "eth0", "netns", self.netns)
         run("ip", "-n", BRIDGE_NS, "link", "set", self.port, "master", "br0")

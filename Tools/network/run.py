@@ -7,6 +7,7 @@ import fcntl
 import json
 import os
 import random
+import shutil
 import sys
 import tempfile
 import time
@@ -186,7 +187,6 @@ def main():
     if failed or args.keep:
         log(f"kept the history, the final states and each agent's log in {scratch}")
     else:
-        import shutil
         shutil.rmtree(scratch, ignore_errors=True)
     print(f"{len(results) - failed} passed, {failed} failed", flush=True)
     return 1 if failed else 0

@@ -14,7 +14,6 @@ The operations keep each field with one writer, so the checker can be exact:
 """
 
 import http.client
-import json
 import random
 import socket
 import threading
