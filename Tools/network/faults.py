@@ -3,7 +3,8 @@
 The host kernel here has no netem, so loss and duplication are nftables rules on the bridge
 (`numgen random`, `dup to`), partitions are drop rules or a port taken down, and the BLE-like
 rate limit is a token bucket (tbf) on both ends of a host's veth. Delay, jitter and reordering
-need netem: `available()` says what this kernel can do, and the schedule uses only that.
+need netem: `available()` says what this kernel can do, and the schedule uses only that (Debian's
+stock kernel has netem: `Tools/test-network.sh --vm` runs the bed in it).
 """
 
 import random
@@ -11,18 +12,30 @@ import subprocess
 
 from hosts import BRIDGE_NS, run
 
-KINDS = ("partition", "one-way", "isolate", "loss", "duplicate", "rate-limit", "kill", "delay")
+KINDS = ("partition", "one-way", "isolate", "loss", "duplicate", "rate-limit", "kill", "delay", "jitter", "reorder")
+NETEM = ("delay", "jitter", "reorder")
+TBF = ("rate", "100kbit", "burst", "4kb", "latency", "500ms")
 
 
 def available():
     """The fault kinds this kernel supports (netem for delay, jitter and reordering)."""
-    kinds = [k for k in KINDS if k != "delay"]
+    kinds = [k for k in KINDS if k not in NETEM]
     probe = subprocess.run(["ip", "netns", "exec", BRIDGE_NS, "tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if probe.returncode == 0:
         run("ip", "netns", "exec", BRIDGE_NS, "tc", "qdisc", "del", "dev", "lo", "root", check=False)
-        kinds.append("delay")
+        kinds += NETEM
     return kinds
+
+
+def netem_args(f):
+    """The netem options of a delay, jitter or reorder fault (on every bridge port: each frame once)."""
+    if f.kind == "delay":
+        return ["delay", f"{f.params['ms']}ms"]
+    if f.kind == "jitter":
+        return ["delay", f"{f.params['ms']}ms", f"{f.params['jitter_ms']}ms", "distribution", "normal"]
+    # The given share of frames goes at once, the others wait: later frames overtake them.
+    return ["delay", f"{f.params['ms']}ms", "reorder", f"{f.params['percent']}%", "50%"]
 
 
 class Fault:
@@ -63,7 +76,11 @@ def schedule(rng: random.Random, hosts: int, seconds: float, kinds):
         elif kind == "duplicate":
             f = Fault(kind, t, duration, percent=rng.choice([5, 20]))
         elif kind == "delay":
+            f = Fault(kind, t, duration, ms=rng.choice([50, 200]))
+        elif kind == "jitter":
             f = Fault(kind, t, duration, ms=rng.choice([50, 200]), jitter_ms=200)
+        elif kind == "reorder":
+            f = Fault(kind, t, duration, ms=50, percent=rng.choice([25, 50]))
         faults.append(f)
         t += duration + rng.uniform(0.5, 2.0)
     t = rng.uniform(2.0, 5.0)
@@ -78,7 +95,8 @@ def one_of_each(hosts: int, kinds):
     """A fault of every kind, for the check that each applies and clears before the run."""
     samples = {"partition": dict(side=[0]), "one-way": dict(src=0, dst=1), "isolate": dict(host=0),
                "loss": dict(percent=10), "duplicate": dict(percent=5), "rate-limit": dict(host=0),
-               "kill": dict(host=hosts - 1), "delay": dict(ms=50, jitter_ms=200)}
+               "kill": dict(host=hosts - 1), "delay": dict(ms=50), "jitter": dict(ms=50, jitter_ms=200),
+               "reorder": dict(ms=50, percent=25)}
     return [Fault(kind, 0, 0.2, **samples[kind]) for kind in kinds]
 
 
@@ -98,6 +116,7 @@ def _nft(ruleset):
 class Injector:
     def __init__(self, bed):
         self.bed = bed
+        self.netem = None  # the background netem on every host's eth0 (background_netem), kept through the heal
         _nft("table bridge faults {\n chain forward { type filter hook forward priority 0; policy accept; }\n}\n")
 
     def background_loss(self, percent):
@@ -105,6 +124,24 @@ class Injector:
         that stays bad); apart from the faults' rules, which come and go."""
         _nft("table bridge background {\n chain forward { type filter hook forward priority 1; policy accept;\n"
              f"  numgen random mod 100 < {percent} drop\n }}\n}}\n")
+
+    def background_netem(self, delay_ms, jitter_ms):
+        """Every frame a host sends waits delay ± jitter (uniform; frames overtake each other) on
+        its eth0, for the whole run, the heal included: each frame once, whichever way it goes."""
+        self.netem = ["delay", f"{delay_ms}ms"] + ([f"{jitter_ms}ms"] if jitter_ms else [])
+        for h in self.bed.hosts:
+            self._host_qdisc(h, rate_limited=False)
+
+    def _host_qdisc(self, h, rate_limited):
+        """A host's eth0: the background netem if any, the rate limit's tbf (under the netem if both)."""
+        tc = ("ip", "netns", "exec", h.netns, "tc", "qdisc")
+        run(*tc, "del", "dev", "eth0", "root", check=False)
+        parent = ("root",)
+        if self.netem:
+            run(*tc, "add", "dev", "eth0", "root", "handle", "1:", "netem", *self.netem)
+            parent = ("parent", "1:1")
+        if rate_limited:
+            run(*tc, "add", "dev", "eth0", *parent, "tbf", *TBF)
 
     def _forward_rules(self, rules):
         _nft("flush chain bridge faults forward\n" + "".join(f"add rule bridge faults forward {r}\n" for r in rules))
@@ -135,15 +172,13 @@ class Injector:
             _nft(ruleset)
         elif f.kind == "rate-limit":
             h = hosts[f.params["host"]]
-            for ns, dev in ((BRIDGE_NS, h.port), (h.netns, "eth0")):
-                run("ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", dev, "root", "tbf",
-                    "rate", "100kbit", "burst", "4kb", "latency", "500ms")
+            run("ip", "netns", "exec", BRIDGE_NS, "tc", "qdisc", "replace", "dev", h.port, "root", "tbf", *TBF)
+            self._host_qdisc(h, rate_limited=True)
         elif f.kind == "kill":
             hosts[f.params["host"]].agent.kill()
-        elif f.kind == "delay":
+        elif f.kind in NETEM:
             for h in hosts:
-                run("ip", "netns", "exec", BRIDGE_NS, "tc", "qdisc", "replace", "dev", h.port, "root", "netem",
-                    "delay", f"{f.params['ms']}ms", f"{f.params['jitter_ms']}ms", "distribution", "normal")
+                run("ip", "netns", "exec", BRIDGE_NS, "tc", "qdisc", "replace", "dev", h.port, "root", "netem", *netem_args(f))
 
     def clear(self, f):
         hosts = self.bed.hosts
@@ -156,22 +191,22 @@ class Injector:
                 _nft(f"delete table netdev dup_{h.port}\n")
         elif f.kind == "rate-limit":
             h = hosts[f.params["host"]]
-            for ns, dev in ((BRIDGE_NS, h.port), (h.netns, "eth0")):
-                run("ip", "netns", "exec", ns, "tc", "qdisc", "del", "dev", dev, "root", check=False)
+            run("ip", "netns", "exec", BRIDGE_NS, "tc", "qdisc", "del", "dev", h.port, "root", check=False)
+            self._host_qdisc(h, rate_limited=False)
         elif f.kind == "kill":
             hosts[f.params["host"]].agent.start()
-        elif f.kind == "delay":
+        elif f.kind in NETEM:
             for h in hosts:
                 run("ip", "netns", "exec", BRIDGE_NS, "tc", "qdisc", "del", "dev", h.port, "root", check=False)
 
     def heal(self):
-        """Everything back: no rules, every port up, no qdisc, every agent running."""
+        """Everything back: no rules, every port up, no qdisc but the background netem, every agent running."""
         self._forward_rules([])
         for h in self.bed.hosts:
             run("ip", "-n", BRIDGE_NS, "link", "set", h.port, "up")
             _nft_quiet(f"delete table netdev dup_{h.port}\n")
-            for ns, dev in ((BRIDGE_NS, h.port), (h.netns, "eth0")):
-                run("ip", "netns", "exec", ns, "tc", "qdisc", "del", "dev", dev, "root", check=False)
+            run("ip", "netns", "exec", BRIDGE_NS, "tc", "qdisc", "del", "dev", h.port, "root", check=False)
+            self._host_qdisc(h, rate_limited=False)
             if not h.agent.running:
                 h.agent.start()
 

@@ -53,6 +53,10 @@ def converged(states):
     return all(s["docs"] == first["docs"] and s["counters"] == first["counters"] for s in states.values())
 
 
+def milliseconds(text):
+    return int(text[:-2] if text.endswith("ms") else text)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--hosts", type=int, default=4)
@@ -61,11 +65,16 @@ def main():
     p.add_argument("--arcus", default=".build/debug/arcus")
     p.add_argument("--discovery", choices=["mdns", "static"], default="mdns")
     p.add_argument("--loss", type=int, default=0, help="percent of frames dropped all through the run, heal included")
+    p.add_argument("--jitter", type=milliseconds, default=0,
+                   help="MS[ms]: all through the run, heal included, each frame waits delay ± jitter (netem, uniform)")
+    p.add_argument("--delay", type=milliseconds, default=None, help="MS[ms]: that delay (default the jitter's size)")
     p.add_argument("--converge-timeout", type=float, default=180)
     p.add_argument("--keep", action="store_true", help="keep the run's directory even when it passes")
     args = p.parse_args()
     if not 2 <= args.hosts <= 64:
         p.error("--hosts is 2 to 64")
+    if args.delay is None:
+        args.delay = args.jitter
     # The namespaces have fixed names: a second run at once would tear down the first one's.
     lock = open("/run/arcus-network.lock", "w")
     try:
@@ -81,15 +90,20 @@ def main():
         results.append((name, ok, detail))
         print(f"{'ok  ' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
 
-    replay = f"Tools/test-network.sh --hosts {args.hosts} --seconds {args.seconds:g} --seed {seed}" + (f" --loss {args.loss}" if args.loss else "")
+    replay = (f"Tools/test-network.sh{' --vm' if os.environ.get('ARCUS_NETWORK_VM') else ''} --hosts {args.hosts} "
+              f"--seconds {args.seconds:g} --seed {seed}" + (f" --loss {args.loss}" if args.loss else "")
+              + (f" --delay {args.delay}ms --jitter {args.jitter}ms" if args.delay or args.jitter else ""))
     log(f"seed {seed} (replay: {replay}); "
         f"run directory {scratch}")
     bed = TestBed(args.hosts, scratch, copy_binary(args.arcus, scratch), args.discovery)
-    figures = {"hosts": args.hosts, "seconds": args.seconds, "seed": seed, "discovery": args.discovery, "loss_percent": args.loss}
+    figures = {"hosts": args.hosts, "seconds": args.seconds, "seed": seed, "discovery": args.discovery, "loss_percent": args.loss,
+               "delay_ms": args.delay, "jitter_ms": args.jitter}
     try:
         bed.create()
         kinds = available()
         log(f"{args.hosts} hosts on a bridge ({', '.join(h.address for h in bed.hosts)}), fault kinds: {', '.join(kinds)}")
+        if (args.delay or args.jitter) and "delay" not in kinds:
+            raise RuntimeError("--delay and --jitter need netem, which this kernel lacks: Tools/test-network.sh --vm runs the bed in Debian's")
         problems = bed.isolation_report()
         result("isolation: the bridge holds only the hosts' ports, each host only lo and eth0", not problems, "; ".join(problems))
 
@@ -117,6 +131,9 @@ def main():
         if args.loss:
             injector.background_loss(args.loss)
             log(f"{args.loss}% of frames dropped from now on, the heal included")
+        if args.delay or args.jitter:
+            injector.background_netem(args.delay, args.jitter)
+            log(f"every frame waits {args.delay} ± {args.jitter} ms from now on (netem on each host's eth0), the heal included")
         rng = random.Random(seed)
         faults = schedule(rng, args.hosts, args.seconds, kinds)
         history = History()
