@@ -14,12 +14,63 @@
 #   Tools/test-network.sh --hosts 16 --seconds 60  the longer run (Docs/Network.md)
 #   Tools/test-network.sh --seed S ...             replays a run's faults and operations
 #   Tools/test-network.sh --discovery static       agents given each other's addresses, no mDNS
-#   ARCUS=PATH                                     the arcus binary (default .build/debug/arcus)
+#   Tools/test-network.sh --loss P                 P% of frames dropped all through, heal included
+#   Tools/test-network.sh --vm --jitter 200ms      the same bed in a VM with Debian's kernel, which
+#                                                  has netem (this machine's has not): delay, jitter
+#                                                  and reordering faults, and --jitter MS [--delay MS]
+#                                                  (each frame waits delay ± jitter, uniform; the
+#                                                  delay defaults to the jitter) all through the run
+#   ARCUS=PATH                                     the arcus binary (default .build/debug/arcus;
+#                                                  with --vm .build/release/arcus: TCG is slow)
+#   ARCUS_NETWORK_VM_CPUS=N                        with --vm, the guest's virtual CPUs (default 1)
 #
 # The last line is `N passed, M failed`; a failed run keeps its history, the hosts' final states
 # and every agent's log, and says where.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = --vm ]; then
+    # Debian's stock kernel in qemu (TCG) with virtme-ng, as Tools/test-power.sh boots it; the guest
+    # (Tools/network-vm/guest.sh) runs this script with the other options. Agents are several
+    # times slower under TCG: convergence gets a longer wait unless one is given.
+    shift
+    vm_packages=()
+    source Tools/vm-kernel.sh
+    work="$vm/network"
+    mkdir -p "$work"
+    exec 9> "$work/lock"
+    flock -n 9 || fail "another Tools/test-network.sh --vm run uses $work"
+    out="$work/out"
+    rm -rf "$out" && mkdir -p "$out"
+    # A private copy: the build folder may be rebuilt while the VM runs.
+    source_binary="${ARCUS:-$root/.build/release/arcus}"
+    [ -x "$source_binary" ] || fail "no $source_binary: swift build -c release --product arcus first (or ARCUS=PATH)"
+    cp "$source_binary" "$work/arcus.new" && mv "$work/arcus.new" "$work/arcus"
+    # And of Tools/ as it is now: bash reads a script as it runs it, and an edit to this one while
+    # the VM ran made the guest run the bed a second time.
+    rm -rf "$work/tools" && mkdir -p "$work/tools" && cp -r Tools "$work/tools/"
+    args=("$@")
+    [[ " ${args[*]} " == *" --converge-timeout "* ]] || args+=(--converge-timeout 600)
+    echo "== booting Debian's kernel $version in qemu (TCG) for the network test bed: ${args[*]}"
+    started=$(date +%s)
+    PATH="$vm/venv/bin:$PATH" timeout "${ARCUS_NETWORK_VM_TIMEOUT:-2400}" vng --run "$vm/kernel/boot/vmlinuz-$version" \
+        --disable-kvm --cpus "${ARCUS_NETWORK_VM_CPUS:-1}" --memory 2G --rwdir "$out" \
+        -e "$work/tools/Tools/network-vm/guest.sh $work/arcus $out $(printf '%q ' "${args[@]}")" > "$work/console.log" 2>&1 &
+    runner=$!
+    touch "$out/run.log"
+    tail -n +1 -f --pid "$runner" "$out/run.log" &
+    set +e
+    wait "$runner"
+    status=$?
+    wait
+    set -e
+    echo "== VM run: $(( $(date +%s) - started )) s, qemu status $status (console: $work/console.log)"
+    [ -f "$out/status" ] || fail "the VM did not finish the run (status $status): see $work/console.log and $out/run.log"
+    summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out/run.log" | tail -1)
+    [ -n "$summary" ] || fail "the bed in the VM gave no summary: see $out/run.log"
+    echo "$summary"
+    exit "$(cat "$out/status")"
+fi
 
 [ "$(id -u)" -eq 0 ] || { echo "error: the network test bed makes namespaces and nftables rules: run it as root" >&2; exit 1; }
 for tool in ip nft tc nsenter unshare avahi-daemon dbus-daemon python3; do
