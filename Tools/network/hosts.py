@@ -6,6 +6,7 @@ confined to its host's eth0 (which only reaches the bridge).
 """
 
 import ctypes
+import email.utils
 import json
 import os
 import shutil
@@ -71,6 +72,26 @@ exec sleep infinity
 """
 
 
+# The `clock` fault: Tools/network/wallclock.c, preloaded into every agent, adds the offset in the
+# host's file to the agent's CLOCK_REALTIME readings (and only the agent's; the machine's clock is
+# never touched). Built into the run's directory with the C compiler at hand.
+WALLCLOCK_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wallclock.c")
+
+
+def c_compiler():
+    return shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+
+
+def build_wallclock(scratch):
+    """The shared library of the clock fault, or None without a C compiler."""
+    compiler = c_compiler()
+    if compiler is None:
+        return None
+    target = os.path.join(scratch, "wallclock.so")
+    run(compiler, "-shared", "-fPIC", "-O2", "-o", target, WALLCLOCK_SOURCE, "-ldl")
+    return target
+
+
 class Agent:
     """One `arcus agent` process of a host; restarted with the same data directory."""
 
@@ -85,8 +106,11 @@ class Agent:
         log = open(os.path.join(h.dir, "agent.log"), "a")
         log.write(f"\n=== start {self.starts} at {time.time():.3f}\n")
         log.flush()
-        argv = ["nsenter", "-t", str(h.holder.pid), "-m", "-n", "--",
-                h.bed.arcus, "agent", "--data", h.data, "--name", h.name,
+        argv = ["nsenter", "-t", str(h.holder.pid), "-m", "-n", "--"]
+        if h.bed.wallclock:
+            # Preloaded into the agent only (env execs it), not into nsenter.
+            argv += ["env", f"LD_PRELOAD={h.bed.wallclock}", f"ARCUS_WALLCLOCK_FILE={h.clock_file}"]
+        argv += [h.bed.arcus, "agent", "--data", h.data, "--name", h.name,
                 "--config", h.bed.agent_config, "--transports", "lan",
                 "--listen", f"{h.address}:{LAN_PORT}", "--http", f"127.0.0.1:{HTTP_PORT}",
                 "--subscribe", "SELECT * FROM docs", "--subscribe", "SELECT * FROM counters",
@@ -127,12 +151,15 @@ class Host:
         self.port = f"v{index}"  # its veth's end on the bridge
         self.dir = os.path.join(bed.scratch, self.name)
         self.data = os.path.join(self.dir, "data")
+        self.clock_file = os.path.join(self.dir, "wallclock")
+        self.clock_offset = 0
         self.holder = None
         self.agent = Agent(self)
         self._token = None
 
     def create(self):
         os.makedirs(self.dir, exist_ok=True)
+        self.set_clock(0)
         with open(os.path.join(self.dir, "avahi.conf"), "w") as f:
             f.write(avahi_conf(f"arcus-{self.name}"))
         run("ip", "netns", "add", self.netns)
@@ -165,6 +192,37 @@ class Host:
             self.holder.kill()
             self.holder.wait()
         run("ip", "netns", "del", self.netns, check=False)
+
+    def set_clock(self, offset):
+        """Steps this host's agent's wall clock to the real one plus offset seconds (it reads the
+        file at most 100 ms later); replaced whole, so that it never reads half a write."""
+        with open(self.clock_file + ".new", "w") as f:
+            f.write(f"{offset:+d}\n")
+        os.replace(self.clock_file + ".new", self.clock_file)
+        self.clock_offset = offset
+
+    def agent_clock_offset(self):
+        """The agent's wall clock less the machine's, in seconds, from the Date header of its HTTP
+        API (whole seconds, refreshed every second; in its namespace)."""
+        req = urllib.request.Request(f"http://127.0.0.1:{HTTP_PORT}/v1/status")
+        req.add_header("Authorization", f"Bearer {self.token}")
+        with urllib.request.urlopen(req, timeout=3) as resp:
+            date = email.utils.parsedate_to_datetime(resp.headers["Date"]).timestamp()
+        return date - time.time()
+
+    def wait_clock(self, offset, timeout=10):
+        """Until the agent's clock reads offset seconds from the machine's (within 3 s)."""
+        deadline = time.time() + timeout
+        while True:
+            try:
+                seen = in_namespace(self, self.agent_clock_offset)
+            except (OSError, urllib.error.URLError):
+                seen = None
+            if seen is not None and abs(seen - offset) < 3:
+                return seen
+            if time.time() > deadline:
+                raise RuntimeError(f"{self.name}'s agent reads its clock {seen} s from the machine's, not {offset:+d} s")
+            time.sleep(0.3)
 
     @property
     def token(self):
@@ -225,6 +283,7 @@ class TestBed:
         self.discovery = discovery
         self.hosts = [Host(self, i) for i in range(count)]
         self.agent_config = os.path.join(scratch, "agent.json")
+        self.wallclock = None  # the clock fault's preload (build_wallclock), made by create()
 
     def create(self):
         self.destroy_leftovers()
@@ -235,6 +294,7 @@ class TestBed:
         run(self.arcus, "mesh", "secret", secret)
         with open(self.agent_config, "w") as f:
             json.dump({"mesh_secret_file": secret}, f)
+        self.wallclock = build_wallclock(self.scratch)
         for h in self.hosts:
             h.create()
 
