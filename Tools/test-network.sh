@@ -6,7 +6,9 @@
 # addresses inside the namespaces only, so no packet leaves them and no mDNS reaches a host
 # interface. Every host writes through its HTTP API while faults come on a seeded schedule
 # (partitions, one-way drops, a host cut off, 10 or 30% loss, duplication, a BLE-like 100 kbit/s
-# rate limit, agent SIGKILL and restart; delay, jitter and reordering where the kernel has netem),
+# rate limit, agent SIGKILL and restart, one agent's wall clock stepped forward by minutes to hours
+# or back (Tools/network/wallclock.c, preloaded; the machine's clock is untouched); delay, jitter
+# and reordering where the kernel has netem),
 # then everything heals and the checker (Tools/network/checker.py) compares what every host holds
 # with what every API acknowledged. Its own tests run first. Needs root (namespaces, nftables).
 #
@@ -76,6 +78,8 @@ fi
 for tool in ip nft tc nsenter unshare avahi-daemon dbus-daemon python3; do
     command -v "$tool" >/dev/null || { echo "error: $tool is missing: run Tools/install-deps.sh" >&2; exit 1; }
 done
+command -v cc >/dev/null || command -v gcc >/dev/null || command -v clang >/dev/null || {
+    echo "error: no C compiler (cc, gcc, or the Swift toolchain's clang on PATH) to build the clock fault's Tools/network/wallclock.c" >&2; exit 1; }
 arcus="${ARCUS:-.build/debug/arcus}"
 [ -x "$arcus" ] || { echo "error: no $arcus: swift build first (or ARCUS=PATH)" >&2; exit 1; }
 

@@ -12,6 +12,10 @@ import subprocess
 
 from hosts import BRIDGE_NS, run
 
+# Not the network's: one host's agent has its wall clock stepped (Tools/network/wallclock.c; the
+# bed has the kind when it could build that), forward by minutes to hours or back, then cleared.
+CLOCK_STEPS = (300, 1800, 3600, 7200, -60, -600, -3600)
+
 KINDS = ("partition", "one-way", "isolate", "loss", "duplicate", "rate-limit", "kill", "delay", "jitter", "reorder")
 NETEM = ("delay", "jitter", "reorder")
 TBF = ("rate", "100kbit", "burst", "4kb", "latency", "500ms")
@@ -54,10 +58,10 @@ class Fault:
 
 
 def schedule(rng: random.Random, hosts: int, seconds: float, kinds):
-    """Two lanes, each one fault at a time: the network's (every 1.5–4 s, lasting 1.5–6 s) and
-    the agents' (a SIGKILL every 3–8 s, restarted 1–5 s later), so kills land in partitions.
-    Sorted by start."""
-    network = [k for k in kinds if k != "kill"]
+    """Lanes, each one fault at a time: the network's (every 1.5–4 s, lasting 1.5–6 s), the
+    agents' (a SIGKILL every 3–8 s, restarted 1–5 s later), so kills land in partitions, and the
+    clock's (below). Sorted by start."""
+    network = [k for k in kinds if k not in ("kill", "clock")]
     faults = []
     t = rng.uniform(1.0, 2.5)
     while network and t < seconds:
@@ -88,7 +92,41 @@ def schedule(rng: random.Random, hosts: int, seconds: float, kinds):
         duration = min(rng.uniform(1.0, 5.0), max(0.5, seconds - t))
         faults.append(Fault("kill", t, duration, host=rng.randrange(hosts)))
         t += duration + rng.uniform(2.0, 5.0)
+    # The clock's lane: one host's clock stepped at a time, every 1-3 s, for 3-8 s; half the steps
+    # around a kill of that host, so that its agent restarts under the step, or has it cleared (a
+    # step back from a forward one) while down: a clock that a restart lowers shows there.
+    kills = [f for f in faults if f.kind == "kill"]
+    t = rng.uniform(1.0, 4.0)
+    while "clock" in kinds and t < seconds:
+        offset = rng.choice(CLOCK_STEPS)
+        kill = next((k for k in kills if k.start > t + 0.5), None)
+        if kill is not None and rng.random() < 0.5:
+            host = kill.params["host"]
+            start = max(t, kill.start - rng.uniform(0.5, 2.0))
+            end = kill.start + rng.uniform(0.3, kill.duration + 3.0)
+        else:
+            host = rng.randrange(hosts)
+            start, end = t, t + rng.uniform(3.0, 8.0)
+        duration = min(end - start, max(0.5, seconds - start))
+        faults.append(Fault("clock", start, duration, host=host, offset=offset))
+        t = start + duration + rng.uniform(1.0, 3.0)
     return sorted(faults, key=lambda f: f.start)
+
+
+def clock_restarts(clock, faults):
+    """How a clock fault meets its host's kills: "restart under it" (the agent starts again while
+    the clock is stepped), "cleared while down" (the step ends while the agent is killed, so it
+    starts on the real clock again)."""
+    met = []
+    for k in faults:
+        if k.kind != "kill" or k.params["host"] != clock.params["host"]:
+            continue
+        restart, end = k.start + k.duration, clock.start + clock.duration
+        if clock.start <= restart < end:
+            met.append("restart under it")
+        elif k.start < end <= restart:
+            met.append("cleared while down")
+    return met
 
 
 def one_of_each(hosts: int, kinds):
@@ -97,6 +135,7 @@ def one_of_each(hosts: int, kinds):
                "loss": dict(percent=10), "duplicate": dict(percent=5), "rate-limit": dict(host=0),
                "kill": dict(host=hosts - 1), "delay": dict(ms=50), "jitter": dict(ms=50, jitter_ms=200),
                "reorder": dict(ms=50, percent=25)}
+    samples["clock"] = dict(host=0, offset=-600)
     return [Fault(kind, 0, 0.2, **samples[kind]) for kind in kinds]
 
 
@@ -174,6 +213,8 @@ class Injector:
             h = hosts[f.params["host"]]
             run("ip", "netns", "exec", BRIDGE_NS, "tc", "qdisc", "replace", "dev", h.port, "root", "tbf", *TBF)
             self._host_qdisc(h, rate_limited=True)
+        elif f.kind == "clock":
+            hosts[f.params["host"]].set_clock(f.params["offset"])
         elif f.kind == "kill":
             hosts[f.params["host"]].agent.kill()
         elif f.kind in NETEM:
@@ -193,6 +234,8 @@ class Injector:
             h = hosts[f.params["host"]]
             run("ip", "netns", "exec", BRIDGE_NS, "tc", "qdisc", "del", "dev", h.port, "root", check=False)
             self._host_qdisc(h, rate_limited=False)
+        elif f.kind == "clock":
+            hosts[f.params["host"]].set_clock(0)
         elif f.kind == "kill":
             hosts[f.params["host"]].agent.start()
         elif f.kind in NETEM:
@@ -207,6 +250,7 @@ class Injector:
             _nft_quiet(f"delete table netdev dup_{h.port}\n")
             run("ip", "netns", "exec", BRIDGE_NS, "tc", "qdisc", "del", "dev", h.port, "root", check=False)
             self._host_qdisc(h, rate_limited=False)
+            h.set_clock(0)
             if not h.agent.running:
                 h.agent.start()
 

@@ -15,7 +15,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from checker import RULES, check  # noqa: E402
-from faults import Injector, available, one_of_each, schedule, timeline  # noqa: E402
+from faults import Injector, available, clock_restarts, one_of_each, schedule, timeline  # noqa: E402
 from hosts import HostClient, TestBed, copy_binary, in_namespace  # noqa: E402
 from workload import COUNTERS, History, Writer, create_counters, read_state  # noqa: E402
 
@@ -100,7 +100,7 @@ def main():
                "delay_ms": args.delay, "jitter_ms": args.jitter}
     try:
         bed.create()
-        kinds = available()
+        kinds = available() + (["clock"] if bed.wallclock else [])
         log(f"{args.hosts} hosts on a bridge ({', '.join(h.address for h in bed.hosts)}), fault kinds: {', '.join(kinds)}")
         if (args.delay or args.jitter) and "delay" not in kinds:
             raise RuntimeError("--delay and --jitter need netem, which this kernel lacks: Tools/test-network.sh --vm runs the bed in Debian's")
@@ -117,8 +117,12 @@ def main():
         tried = []
         for f in one_of_each(args.hosts, kinds):
             injector.apply(f)
+            if f.kind == "clock":  # the agent's own clock moves, and comes back
+                bed.hosts[f.params["host"]].wait_clock(f.params["offset"])
             time.sleep(f.duration)
             injector.clear(f)
+            if f.kind == "clock":
+                bed.hosts[f.params["host"]].wait_clock(0)
             tried.append(f.kind)
         injector.heal()
         for h in bed.hosts:
@@ -176,6 +180,11 @@ def main():
         figures.update(stats)
         figures["faults"] = len(faults)
         figures["fault_kinds"] = sorted({f.kind for f in faults})
+        figures["clock_steps"] = [{"host": f.params["host"], "offset_s": f.params["offset"], "restarts": clock_restarts(f, faults)}
+                                  for f in faults if f.kind == "clock"]
+        if figures["clock_steps"]:
+            log("clock steps: " + "; ".join(f"h{c['host']} {c['offset_s']:+d} s" + (f" ({', '.join(c['restarts'])})" if c["restarts"] else "")
+                                            for c in figures["clock_steps"]))
         figures["bytes_per_host_per_ack"] = round(bytes_sent / args.hosts / max(1, stats["writes_acknowledged"]), 1)
 
         result(f"converged after the heal within {args.converge_timeout:g} s", took is not None,
@@ -191,7 +200,7 @@ def main():
         with open(os.path.join(scratch, "final.json"), "w") as f:
             json.dump({str(k): v for k, v in final.items()}, f)
         with open(os.path.join(scratch, "faults.json"), "w") as f:
-            json.dump([x.to_json() for x in faults], f)
+            json.dump([dict(x.to_json(), **({"restarts": clock_restarts(x, faults)} if x.kind == "clock" else {})) for x in faults], f)
         problems = bed.isolation_report()
         result("isolation after the run", not problems, "; ".join(problems))
     except Exception as e:  # a broken bed is a failure with its reason, and the logs are kept
