@@ -134,7 +134,8 @@ int sem_clockwait(sem_t *restrict sem, clockid_t clock, const struct timespec *r
 int pthread_cond_timedwait(pthread_cond_t *restrict cond, pthread_mutex_t *restrict mutex,
                            const struct timespec *restrict abstime) {
     static int (*real)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
-    if (!real) real = dlvsym(RTLD_NEXT, "pthread_cond_timedwait", "GLIBC_2.3.2");
+    if (!real) real = dlvsym(RTLD_NEXT, "pthread_cond_timedwait", "GLIBC_2.3.2"); /* not the 2.2.5 one */
+    if (!real) real = dlsym(RTLD_NEXT, "pthread_cond_timedwait"); /* other architectures' versions */
     struct timespec b;
     int monotonic = (atomic_load_explicit((_Atomic unsigned int *)&cond->__data.__wrefs, memory_order_relaxed) & 2) != 0;
     return real(cond, mutex, monotonic ? abstime : real_deadline(abstime, &b));
