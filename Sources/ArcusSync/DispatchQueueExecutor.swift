@@ -1,6 +1,6 @@
 import Dispatch
 
-/// Runs one actor's jobs, in order, on a serial dispatch queue of its own instead of Swift's
+/// Runs the jobs of the actors given it, one at a time, on a serial dispatch queue instead of Swift's
 /// cooperative pool.
 ///
 /// A sync session calls the store synchronously, and a commit waits for SQLite's writer and,

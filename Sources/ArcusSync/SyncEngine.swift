@@ -61,6 +61,11 @@ public final class SyncEngine: Sendable {
     }
 
     let state = Mutex(State())
+    /// Where every session of this engine runs, one job at a time. One queue, not one per
+    /// session: their commits take turns at the store's one writer anyway, and a queue each let
+    /// 15 sessions of one agent take 15 threads and starve everything else on a small device
+    /// (its HTTP API went unanswered for a minute in the 16-host bed).
+    let sessionExecutor = DispatchQueueExecutor(label: "arcus.sync")
     let attachments: AttachmentFetches
     let progress = SyncProgressTracker()
     private let hooks = Mutex<[ChangeListener]>([])

@@ -116,10 +116,10 @@ public actor SyncSession {
     /// Whether both loops are done: the session ended and handled everything it received.
     private var finished = false
 
-    /// The session's own queue: its merges and reads call the store synchronously, and must not
-    /// hold a thread of the cooperative pool while they wait (see `DispatchQueueExecutor`).
-    private nonisolated let executor = DispatchQueueExecutor(label: "arcus.sync-session")
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    /// The engine's queue, shared by its sessions: their merges and reads call the store
+    /// synchronously, and must not hold threads of the cooperative pool while they wait (see
+    /// `DispatchQueueExecutor`).
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { engine.sessionExecutor.asUnownedSerialExecutor() }
 
     init(engine: SyncEngine, channel: any SyncChannel, pulling: Bool, permissions: SyncPermissions = .all,
          continuing continuation: CodecContinuation? = nil) {
