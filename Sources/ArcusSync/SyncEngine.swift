@@ -304,15 +304,21 @@ public final class SyncEngine: Sendable {
         }
     }
 
-    /// Whether this store's summaries of subscription `id` to `peer` are still to ask for what a
-    /// power cut may have taken (`Store.mayHaveLostCommits`): until the peer answers one.
+    /// Whether this store's summaries of subscription `id` to `peer` are still to ask for its own
+    /// events back, until the peer answers one: those a power cut may have taken
+    /// (`Store.mayHaveLostCommits`), or those an eviction took for good as far as the peers
+    /// asked then knew (`LocalSubscription.ownFloor`) — a peer met later may hold them.
     func recoversLostCommits(from peer: String, _ id: UInt64) -> Bool {
-        store.mayHaveLostCommits && !lostCommitsAnswered.withLock { $0.contains("\(peer)/\(id)") }
+        lacksOwnEvents(id) && !lostCommitsAnswered.withLock { $0.contains("\(peer)/\(id)") }
     }
 
     func recoveredLostCommits(from peer: String, _ id: UInt64) {
-        guard store.mayHaveLostCommits else { return }
+        guard lacksOwnEvents(id) else { return }
         lostCommitsAnswered.withLock { _ = $0.insert("\(peer)/\(id)") }
+    }
+
+    private func lacksOwnEvents(_ id: UInt64) -> Bool {
+        store.mayHaveLostCommits || !(subscription(id)?.ownFloor.isEmpty ?? true)
     }
 
     /// Hands the store the documents missing now (`Store.withhold`), and relogs those no

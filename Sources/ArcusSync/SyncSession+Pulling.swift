@@ -30,10 +30,12 @@ extension SyncSession {
         let missing = subscription.missing.keys.sorted()
         // After commits may have been lost (a power cut under durability normal), claim no own
         // event past those the store held at open, and say nothing of this peer's changes was
-        // merged, until the peer has answered once: it sends back what was lost of either.
+        // merged, until the peer has answered once: it sends back what was lost of either. After
+        // an eviction took own events for good, the claim already stops below them (`ownFloor`):
+        // position 0 alone tells the peer to send them.
         let recovering = engine.recoversLostCommits(from: peerKey, id)
         var localTime = store.version[store.site]
-        if recovering { localTime = localTime.map { time in store.ownTimeAtOpen.map { min($0, time) } ?? .zero } }
+        if recovering, store.mayHaveLostCommits { localTime = localTime.map { time in store.ownTimeAtOpen.map { min($0, time) } ?? .zero } }
         var claim = subscription.claim(site: store.site, ownTime: localTime)
         if let told {
             let capped = subscription.claim(site: store.site, ownTime: told[store.site].flatMap { known in localTime.map { min($0, known) } })

@@ -248,6 +248,15 @@ extension SyncSession {
                 subscription.restart(at: 0)
                 peerHas.removeAll()
                 engine.forgetCredentialsGiven(to: peerKey)
+            } else if subscription.peerLostCommits, position < subscription.acknowledged {
+                // Passed over as the peer's own, or as nothing for it; but it may lack some of
+                // its own writes (its last commits lost to a power cut under durability normal,
+                // or writes an eviction took): go over them again, leaving out what its summary
+                // claims.
+                engine.options.log(.info, "\(peerDescription) may lack some of its own writes: going over \(subscription.query) again from the start, for what it lacks")
+                subscription.restart(at: position)
+                peerHas.removeAll()
+                engine.forgetCredentialsGiven(to: peerKey)
             } else if position < subscription.confirmed {
                 // The peer lost what it had acknowledged (its store came back from a backup):
                 // resume from where its store really is.
@@ -255,13 +264,6 @@ extension SyncSession {
                 subscription.restart(at: position)
                 peerHas.removeAll()
                 engine.forgetCredentialsGiven(to: peerKey)
-            } else if subscription.peerLostCommits, position < subscription.acknowledged {
-                // Passed over as the peer's own, or as nothing for it; but a power cut may have
-                // taken its last commits (durability normal): go over them again, leaving out
-                // what its summary claims.
-                engine.options.log(.info, "\(peerDescription) may have lost its last commits: going over \(subscription.query) again from the start, for what it lacks")
-                subscription.restart(at: position)
-                peerHas.removeAll()
             } else if position > subscription.acknowledged {
                 subscription.acknowledged = position
                 subscription.confirmed = position
