@@ -1,7 +1,7 @@
 import ArcusCRDT
 import ArcusCodec
 import ArcusStore
-import ArcusSync
+@testable import ArcusSync
 import Foundation
 import Testing
 
@@ -36,7 +36,10 @@ struct EvictionTrapTests {
         let connection = connect(a, b)
         #expect(await connection.caughtUp())
         subscription.cancel()
-        try await Task.sleep(for: .milliseconds(50))
+        // Once a has taken in the cancellation it sends b nothing more: before, it sends b the two
+        // orders written next, b drops them, and they go again after b subscribes (a fixed 50 ms
+        // was not always enough on a loaded machine).
+        #expect(await servesNothing(connection.left))
         #expect(try b.store.collection("orders").find("n < 5").evict().count == 5)
         #expect(!b.log.contains(.warning, "evicted"))
         try a.store.insertOrders(50..<52)
@@ -77,4 +80,14 @@ struct EvictionTrapTests {
         #expect(await third.left.statistics.documentsSent == 0)
         a.engine.stop(); b.engine.stop()
     }
+}
+
+/// Waits until `session` serves the peer no subscription (it took in their cancellations).
+private func servesNothing(_ session: SyncSession, seconds: Double = 20) async -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while ContinuousClock.now < deadline {
+        if await session.served.isEmpty { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return await session.served.isEmpty
 }
