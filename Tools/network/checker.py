@@ -49,6 +49,29 @@ def check(history, states):
     held_anywhere = set().union(*(states[h]["docs"].keys() for h in hosts))
     dropped_by_owner = evicted_by_owner - held_anywhere - maybe_deleted
 
+    # Field writes: one writer per field, values increasing in the writer's order.
+    writes = defaultdict(list)
+    for e in history:
+        if e["op"] == "set" and e["outcome"] in ("ok", "unknown"):
+            writes[(e["id"], e["field"])].append(e)
+    # The same for a field write its writer then evicted with the document, before any peer had
+    # the write: gone with the only copy. Gone everywhere, that is no loss; held anywhere, it must
+    # be held everywhere.
+    evicted_at = defaultdict(list)
+    for e in history:
+        if e["op"] == "evict" and e["outcome"] == "ok" and e["mutated"]:
+            evicted_at[(e["host"], e["id"])].append(e["start"])
+    dropped_writes = set()
+    for (doc_id, field), es in writes.items():
+        acked = [e for e in es if e["outcome"] == "ok" and e["mutated"]]
+        if not acked:
+            continue
+        last = max(acked, key=lambda e: e["value"])
+        allowed = {last["value"]} | {e["value"] for e in es if e["value"] > last["value"]}
+        if any(t > last["end"] for t in evicted_at[(last["host"], doc_id)]) and \
+                not any(states[h]["docs"].get(doc_id, {}).get(field) in allowed for h in hosts):
+            dropped_writes.add((doc_id, field))
+
     for h in hosts:
         docs = states[h]["docs"]
         for e in history:
@@ -59,13 +82,8 @@ def check(history, states):
                 elif doc.get("owner") != e["host"] or "created" not in doc:
                     violations.append(("lost", f"host {h}: {e['id']} lost its inserted fields: {doc}"))
 
-        # Field writes: one writer per field, values increasing in the writer's order.
-        writes = defaultdict(list)
-        for e in history:
-            if e["op"] == "set" and e["outcome"] in ("ok", "unknown"):
-                writes[(e["id"], e["field"])].append(e)
         for (doc_id, field), es in writes.items():
-            if doc_id in maybe_deleted or doc_id in dropped_by_owner:
+            if doc_id in maybe_deleted or doc_id in dropped_by_owner or (doc_id, field) in dropped_writes:
                 continue
             acked = [e for e in es if e["outcome"] == "ok" and e["mutated"]]
             if not acked:
@@ -120,7 +138,7 @@ def check(history, states):
         "writes_unknown": sum(1 for e in history if e["outcome"] == "unknown"),
         "writes_failed": sum(1 for e in history if e["outcome"] == "fail"),
         "deleted": len(deleted),
-        "dropped_by_owner_eviction": len(dropped_by_owner),
+        "dropped_by_owner_eviction": len(dropped_by_owner) + len(dropped_writes),
         "documents": len(reference["docs"]),
     }
     for rule in RULES:

@@ -113,6 +113,20 @@ class CheckerTests(unittest.TestCase):
         s[2]["docs"].pop("h1-1")
         self.assertIn("lost", rules(check(history, s)[0]))
 
+    def test_a_field_write_its_writer_evicted_before_anyone_had_it_may_be_gone_everywhere(self):
+        # CI, seed 2101529963: h1 wrote w1, evicted the document 0.6 s later under 30% loss.
+        history = HISTORY + [ev(1, "evict", "h0-1")]
+        self.assertEqual(check(history, states(lambda st: st["docs"]["h0-1"].pop("w1")))[0], [])
+        self.assertEqual(check(history, states(lambda st: st["docs"]["h0-1"].__setitem__("w1", 1)))[0], [])
+        s = states()
+        s[2]["docs"]["h0-1"].pop("w1")
+        self.assertIn("lost", rules(check(history, s)[0]))
+        # Evicted before the write, or by another host: the write must be there.
+        early = HISTORY[:2] + [dict(ev(1, "evict", "h0-1"), start=HISTORY[2]["start"] - 0.25)] + HISTORY[2:]
+        self.assertEqual(rules(check(early, states(lambda st: st["docs"]["h0-1"].pop("w1")))[0]), ["lost"])
+        other = HISTORY + [ev(0, "evict", "h0-1")]
+        self.assertEqual(rules(check(other, states(lambda st: st["docs"]["h0-1"].pop("w1")))[0]), ["lost"])
+
     def test_a_duplicate(self):
         s = states(lambda st: st["duplicates"].append("h0-1"))
         self.assertEqual(rules(check(HISTORY, s)[0]), ["duplicates"])
