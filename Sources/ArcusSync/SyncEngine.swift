@@ -73,8 +73,8 @@ public final class SyncEngine: Sendable {
     private let credentialsGiven = Mutex<[String: Set<SiteID>]>([:])
     /// Active subscriptions whose documents were evicted: announced again after the commit.
     private let reannounce = Mutex<Set<UInt64>>([])
-    /// "peer/subscription" pairs whose summary after a possible loss of commits was answered.
-    private let lostCommitsAnswered = Mutex<Set<String>>([])
+    /// "peer/subscription" pairs whose summary asking for this store's own events was answered.
+    private let ownEventsAsked = Mutex<Set<String>>([])
 
     public init(store: Store, options: Options = Options()) throws {
         self.store = store
@@ -308,13 +308,13 @@ public final class SyncEngine: Sendable {
     /// events back, until the peer answers one: those a power cut may have taken
     /// (`Store.mayHaveLostCommits`), or those an eviction took for good as far as the peers
     /// asked then knew (`LocalSubscription.ownFloor`) — a peer met later may hold them.
-    func recoversLostCommits(from peer: String, _ id: UInt64) -> Bool {
-        lacksOwnEvents(id) && !lostCommitsAnswered.withLock { $0.contains("\(peer)/\(id)") }
+    func asksForOwnEvents(from peer: String, _ id: UInt64) -> Bool {
+        lacksOwnEvents(id) && !ownEventsAsked.withLock { $0.contains("\(peer)/\(id)") }
     }
 
-    func recoveredLostCommits(from peer: String, _ id: UInt64) {
+    func ownEventsAnswered(from peer: String, _ id: UInt64) {
         guard lacksOwnEvents(id) else { return }
-        lostCommitsAnswered.withLock { _ = $0.insert("\(peer)/\(id)") }
+        ownEventsAsked.withLock { _ = $0.insert("\(peer)/\(id)") }
     }
 
     private func lacksOwnEvents(_ id: UInt64) -> Bool {

@@ -33,7 +33,7 @@ extension SyncSession {
         // merged, until the peer has answered once: it sends back what was lost of either. After
         // an eviction took own events for good, the claim already stops below them (`ownFloor`):
         // position 0 alone tells the peer to send them.
-        let recovering = engine.recoversLostCommits(from: peerKey, id)
+        let recovering = engine.asksForOwnEvents(from: peerKey, id)
         var localTime = store.version[store.site]
         if recovering, store.mayHaveLostCommits { localTime = localTime.map { time in store.ownTimeAtOpen.map { min($0, time) } ?? .zero } }
         var claim = subscription.claim(site: store.site, ownTime: localTime)
@@ -180,7 +180,7 @@ extension SyncSession {
         // The latest summary is answered: this side has what the peer had as of then, the
         // documents it asked for by key included; and the peer has taken in the summary.
         if batch.covers == nil { recordTold(id, covers: VersionVector()) }
-        engine.recoveredLostCommits(from: peerKey, id)
+        engine.ownEventsAnswered(from: peerKey, id)
         // Unless something was evicted since that summary went: what the peer sent back may
         // predate it, and the summary about to follow asks again.
         if let listed = listedMissing.removeValue(forKey: id), !listed.isEmpty,

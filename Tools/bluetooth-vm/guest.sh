@@ -35,19 +35,10 @@ modprobe bluetooth enable_ecred=1 && modprobe hci_vhci
 result $? "kernel $(uname -r): bluetooth and hci_vhci loaded"
 [ -e /dev/vhci ] || finish
 
-# The guest sees the host's files read-only: scratch space (agents' data directories) on tmpfs.
-# A checkout under /tmp (a CI clone, say) would vanish under it, the test binary and the results
-# folder with it: the host's /tmp is kept aside first and the checkout bound back in place.
+# Scratch space (agents' data directories, the bed's run directory) on a tmpfs over /tmp.
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-case "$repo/" in
-    /tmp/*)
-        mkdir -p /run/arcus-host-tmp && mount --rbind /tmp /run/arcus-host-tmp
-        mount -t tmpfs tmpfs /tmp
-        mkdir -p "$repo" && mount --rbind "/run/arcus-host-tmp/${repo#/tmp/}" "$repo"
-        ;;
-    *) mount -t tmpfs tmpfs /tmp ;;
-esac
-export TMPDIR=/tmp
+source "$repo/Tools/vm-guest-tmp.sh"
+private_tmp "$repo"
 
 # btvirt -l3: three controllers in one emulator process (only those reach each other). Kernel
 # 6.1's hci_vhci can swallow btvirt's first HCI Reset and leave a controller stuck in setup: wait

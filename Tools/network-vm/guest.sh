@@ -17,19 +17,11 @@ for module in veth bridge nf_tables nft_numgen nft_dup_netdev sch_tbf sch_netem;
     modprobe "$module" || { echo "error: modprobe $module failed"; echo "0 passed, 1 failed"; echo 1 > "$out/status"; exit 0; }
 done
 
-# The guest sees the host's files read-only (9p, overlays on /tmp and others): the bed's run
-# directory goes to a tmpfs. A checkout under /tmp (a CI clone) would vanish under it: the host's
-# /tmp is kept aside first and the checkout bound back in place (as Tools/bluetooth-vm/guest.sh).
+# Scratch space (agents' data directories, the bed's run directory) on a tmpfs over /tmp.
 repo=$(cd "$(dirname "$0")/../.." && pwd)  # the copy's top, which holds Tools/
-case "$repo/" in
-    /tmp/*)
-        mkdir -p /run/arcus-host-tmp && mount --rbind /tmp /run/arcus-host-tmp
-        mount -t tmpfs tmpfs /tmp
-        mkdir -p "$repo" && mount --rbind "/run/arcus-host-tmp/${repo#/tmp/}" "$repo"
-        ;;
-    *) mount -t tmpfs tmpfs /tmp ;;
-esac
-export TMPDIR=/tmp PYTHONDONTWRITEBYTECODE=1
+source "$repo/Tools/vm-guest-tmp.sh"
+private_tmp "$repo"
+export PYTHONDONTWRITEBYTECODE=1
 ip link set lo up
 
 cd "$repo"
