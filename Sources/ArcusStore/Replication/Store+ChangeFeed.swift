@@ -49,9 +49,16 @@ extension Store {
                 guard documents.count < limit else { more = true; break }
                 let collection: String = row[0], storedID: String = row[1]
                 let key = DocumentKey(collection: collection, id: try Value(json: storedID))
-                let state = try DocumentRows.decode(row[2], json: row[3], key, site: site)
                 last = row[4]
-                documents.append(LoggedDocument(key: key, state: state, sequence: last, storedBytes: row[5]))
+                let storedBytes: Int64 = row[5]
+                let state: DocumentState
+                if let cached = stateCache.state(of: key, at: last) {
+                    state = cached
+                } else {
+                    state = try DocumentRows.decode(row[2], json: row[3], key, site: site)
+                    stateCache.insert(state, of: key, at: last, cost: Int(storedBytes))
+                }
+                documents.append(LoggedDocument(key: key, state: state, sequence: last, storedBytes: storedBytes))
             }
             // Filtered by collection, the log may end in other collections' changes.
             if !more, collection != nil { last = max(last, try Int64.fetchOne(db, sql: "SELECT max(seq) FROM document") ?? last) }

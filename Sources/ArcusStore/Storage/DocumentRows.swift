@@ -24,19 +24,23 @@ enum DocumentRows {
         }
     }
 
-    static let loadSQL = "SELECT state, json FROM document WHERE collection = ? AND id = ?"
+    static let loadSQL = "SELECT state, json, seq, \(Store.storedBytesSQL) FROM document WHERE collection = ? AND id = ?"
 
     static let storeSQL = """
         INSERT INTO document (collection, id, state, json, seq) VALUES (?, ?, ?, ?, ?)
         ON CONFLICT (collection, id) DO UPDATE SET state = excluded.state, json = excluded.json, seq = excluded.seq
         """
 
-    /// Runs `loadSQL` for `row`.
-    static func load(_ statement: RawStatement, _ row: RowID, site: SiteID) throws -> DocumentState? {
+    /// Runs `loadSQL` for `row`, through `cache`.
+    static func load(_ statement: RawStatement, _ row: RowID, site: SiteID, cache: DocumentStateCache) throws -> DocumentState? {
         try statement.bind(row.key.collection, at: 1)
         try statement.bind(row.id, at: 2)
         return try statement.firstRow { columns in
-            try decode(columns.storedState(0), json: { columns.text(1) }, row.key, site: site)
+            let sequence = columns.int64(2)
+            if let state = cache.state(of: row.key, at: sequence) { return state }
+            let state = try decode(columns.storedState(0), json: { columns.text(1) }, row.key, site: site)
+            cache.insert(state, of: row.key, at: sequence, cost: Int(columns.int64(3)))
+            return state
         }
     }
 
@@ -78,19 +82,27 @@ enum DocumentRows {
     /// The document as readers see it, with its `_id`; nil when not live.
     static func visibleValue(_ state: DocumentState, id: Value) -> Value? { state.document(id: id) }
 
-    /// Runs `storeSQL` for `row`.
+    /// Runs `storeSQL` for `row`. Returns the bytes the row keeps (`Store.storedBytesSQL`).
+    @discardableResult
     static func store(_ statement: RawStatement, _ row: RowID, state: DocumentState, json: String?, sequence: Int64, site: SiteID,
-                      encoder: borrowing Mutex<StateEncoder>) throws {
+                      encoder: borrowing Mutex<StateEncoder>) throws -> Int {
         try statement.bind(row.key.collection, at: 1)
         try statement.bind(row.id, at: 2)
+        var stored = json?.utf8.count ?? 0
         if json != nil, let stamp = state.creationStamp, stamp.site == site {
             try statement.bind(Int64(bitPattern: stamp.time.rawValue), at: 3)
         } else {
-            try encoder.withLock { encoder in try encoder.encode(state) { try statement.bind($0, at: 3) } }
+            try encoder.withLock { encoder in
+                try encoder.encode(state) { bytes in
+                    stored += bytes.count
+                    try statement.bind(bytes, at: 3)
+                }
+            }
         }
         try statement.bind(json, at: 4)
         try statement.bind(sequence, at: 5)
         try statement.execute()
+        return stored
     }
 }
 

@@ -73,6 +73,9 @@ struct RawStatement {
             return .encoded(UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, index))))
         }
 
+        /// An integer column (0 when NULL).
+        func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
+
         /// A text column; nil when NULL.
         func text(_ index: Int32) -> String? {
             guard let text = sqlite3_column_text(handle, index) else { return nil }

@@ -48,6 +48,8 @@ public final class Store: Sendable {
     private let clockRecovery = Mutex<ClockPoisoningRecovery?>(nil)
     /// Used by writes only, so uncontended: one writer at a time.
     let stateEncoder = Mutex(StateEncoder())
+    /// Decoded states of the rows read or written lately.
+    let stateCache: DocumentStateCache
 
     public struct Options: Sendable {
         /// What a commit survives once `write` returns (`PRAGMA synchronous`; the store runs in WAL
@@ -69,6 +71,10 @@ public final class Store: Sendable {
         /// How far ahead of this device's clock a remote event may be stamped and still be
         /// merged (see `latestAdmissibleTime`); default a week (`defaultClockSkewAllowance`).
         public var clockSkewAllowance: Duration = Store.defaultClockSkewAllowance
+        /// The most stored bytes of documents kept decoded in memory, so that reading one again
+        /// (sync reads each changed document for every peer, a merge loads what it joins into)
+        /// skips decoding it; 0 keeps none. Default 4 MiB.
+        public var stateCacheBytes = 4 << 20
 
         public enum Synchronous: String, Sendable { case normal = "NORMAL", full = "FULL" }
 
@@ -114,6 +120,7 @@ public final class Store: Sendable {
     private init(writer: any DatabaseWriter, directory: URL?, lock: DataDirectoryLock?, options: Options, accessChanges: [String] = []) throws {
         self.writer = writer
         self.accessChanges = accessChanges
+        stateCache = DocumentStateCache(capacity: options.stateCacheBytes)
         self.directory = directory
         self.lock = lock
         try StoreSchema.migrator.migrate(writer)
@@ -271,6 +278,8 @@ public final class Store: Sendable {
                 if let checkpoint = transaction.checkpoint { versionCheckpoint.withLock { $0 = checkpoint } }
                 return transaction.results
             } catch {
+                // The positions it wrote at are given out again: states cached under them go.
+                stateCache.removeAll()
                 sequence.withLock { $0 = sequenceBefore }
                 throw error
             }

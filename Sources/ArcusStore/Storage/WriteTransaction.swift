@@ -119,7 +119,7 @@ public final class WriteTransaction {
 
     /// The document's state as this transaction sees it; nil when it has no row.
     func load(_ row: DocumentRows.RowID) throws -> DocumentState? {
-        try DocumentRows.load(prepared(&loadStatement, DocumentRows.loadSQL), row, site: store.site)
+        try DocumentRows.load(prepared(&loadStatement, DocumentRows.loadSQL), row, site: store.site, cache: store.stateCache)
     }
 
     /// Stores a document's new state and records the change. A local change adds its events to
@@ -128,7 +128,9 @@ public final class WriteTransaction {
         let sequence = store.nextSequence()
         let withheld = store.isWithheld(row.key)
         let json = withheld ? nil : state.visibleJSON(adding: ("_id", row.key.id))
-        try DocumentRows.store(prepared(&storeStatement, DocumentRows.storeSQL), row, state: state, json: json, sequence: sequence, site: store.site, encoder: store.stateEncoder)
+        let stored = try DocumentRows.store(prepared(&storeStatement, DocumentRows.storeSQL), row, state: state, json: json, sequence: sequence, site: store.site, encoder: store.stateEncoder)
+        // Cached before the commit: a rollback empties the cache (see `DocumentStateCache`).
+        store.stateCache.insert(state, of: row.key, at: sequence, cost: stored)
         try AttachmentReferences.update(db, row, state: state, hadAttachments: hadAttachments)
         changes.append(DocumentChange(key: row.key, delta: delta, state: state, sequence: sequence, withheld: withheld))
         if local { delta.forEachEvent { versionAdded.observe($0) } }

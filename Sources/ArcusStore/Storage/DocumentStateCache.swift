@@ -1,0 +1,90 @@
+import ArcusCRDT
+import Synchronization
+
+/// Decoded states of the documents read or written lately, so that the next read of an
+/// unchanged row skips decoding it. Sync reads the same documents again and again — a server
+/// reads each changed document for every peer it serves, and a merge loads the document it
+/// joins into — and decoding a state costs more than the SQL that finds its row.
+///
+/// An entry is keyed by the document and the change-log position its row was written at: a
+/// row never changes without moving to a new position, so a read whose row is at the cached
+/// position gets the cached state, and any other position misses. Positions are reused only
+/// after a write transaction rolls back, and then the store empties the cache (`removeAll`),
+/// since the transaction may have cached states of rows it wrote and took back.
+///
+/// Bounded by the stored bytes of what it holds (`Store.Options.stateCacheBytes`): when full,
+/// it drops entries not used since the last time it was full, so memory does not grow with
+/// the store.
+final class DocumentStateCache: Sendable {
+    private struct Entry {
+        var sequence: Int64
+        var state: DocumentState
+        var cost: Int
+        var used: Bool
+    }
+
+    private struct Contents {
+        var entries: [DocumentKey: Entry] = [:]
+        var cost = 0
+    }
+
+    private let contents = Mutex(Contents())
+    /// The most stored bytes the cached documents may add up to; 0 caches nothing.
+    let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(0, capacity)
+    }
+
+    /// The state of `key` as its row holds it at `sequence`, if cached.
+    func state(of key: DocumentKey, at sequence: Int64) -> DocumentState? {
+        guard capacity > 0 else { return nil }
+        return contents.withLock { contents in
+            guard let entry = contents.entries[key], entry.sequence == sequence else { return nil }
+            if !entry.used { contents.entries[key]?.used = true }
+            return entry.state
+        }
+    }
+
+    /// Remembers the state of `key`'s row at `sequence`; `cost` is the row's stored bytes. A
+    /// document bigger than a quarter of the capacity is not kept (nor what was cached of it).
+    func insert(_ state: DocumentState, of key: DocumentKey, at sequence: Int64, cost: Int) {
+        guard capacity > 0 else { return }
+        let cost = max(cost, 1)
+        contents.withLock { contents in
+            if let old = contents.entries[key] {
+                // A reader of an older snapshot must not replace what a later write cached.
+                if old.sequence > sequence { return }
+                contents.entries[key] = nil
+                contents.cost -= old.cost
+            }
+            guard cost <= capacity / 4 else { return }
+            if contents.cost + cost > capacity { Self.makeRoom(for: cost, in: &contents, capacity: capacity) }
+            contents.entries[key] = Entry(sequence: sequence, state: state, cost: cost, used: false)
+            contents.cost += cost
+        }
+    }
+
+    /// Forgets everything (after a rollback, whose positions the next writes reuse).
+    func removeAll() {
+        contents.withLock { $0 = Contents() }
+    }
+
+    /// Drops the entries not used since they were cached or last spared (a second chance),
+    /// and, if that is not enough, others, until `cost` fits in three quarters of the capacity.
+    private static func makeRoom(for cost: Int, in contents: inout Contents, capacity: Int) {
+        let target = capacity * 3 / 4 - cost
+        for (key, entry) in contents.entries {
+            if entry.used {
+                contents.entries[key]?.used = false
+            } else {
+                contents.entries[key] = nil
+                contents.cost -= entry.cost
+            }
+        }
+        while contents.cost > target, let (key, entry) = contents.entries.first {
+            contents.entries[key] = nil
+            contents.cost -= entry.cost
+        }
+    }
+}
