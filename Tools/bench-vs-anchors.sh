@@ -6,6 +6,8 @@
 #
 # Arcus syncs through sync sessions between stores (ARCUS_BENCH_EXCHANGE=protocol, the default)
 # or hands the codec's frames over directly (ARCUS_BENCH_EXCHANGE=frames: the codec's own replay).
+# Its replicas' stores are in memory (ARCUS_BENCH_STORE=memory, the default) or SQLite files
+# (ARCUS_BENCH_STORE=sqlite).
 #
 # Machines here are shared and noisy: each engine runs ARCUS_BENCH_REPEAT times (default 3),
 # alternating, and the table shows each engine's median run by replay time.
@@ -37,7 +39,7 @@ for spec in "${@:-fleet:1 mesh:7}"; do
         {
             for _ in $(seq "${ARCUS_BENCH_REPEAT:-3}"); do
                 "$python" "$bench/anchors.py" "$trace"
-                "$arcus" bench trace "$trace" --exchange "${ARCUS_BENCH_EXCHANGE:-protocol}" --quiet
+                "$arcus" bench trace "$trace" --exchange "${ARCUS_BENCH_EXCHANGE:-protocol}" --store "${ARCUS_BENCH_STORE:-memory}" --quiet
             done
         } | "$python" Tools/compare-figures.py
     done

@@ -24,6 +24,14 @@ struct TraceBenchTests {
         #expect(sessions.wireBytes > frames.wireBytes * 9 / 10 && sessions.wireBytes < frames.wireBytes * 5 / 4,
                 "protocol \(sessions.wireBytes) B, frames \(frames.wireBytes) B")
         #expect(sessions.snapshotBytes > 0 && sessions.snapshotDecodeSeconds == nil)
+        // Two replicas in sync exchange hellos, a summary, an empty answer and no documents:
+        // a few frames of a few dozen bytes, whatever the trace wrote.
+        let idle = try #require(sessions.idleExchange)
+        #expect(idle.frames >= 4 && idle.frames <= 6 && idle.bytes > 0 && idle.bytes < 200, "\(idle.frames) frames, \(idle.bytes) B")
+        let line = try Value(json: sessions.jsonLine)
+        for key in ["idle_exchange_us", "idle_exchange_cpu_us", "idle_exchange_bytes", "idle_exchange_frames", "per_update_us"] {
+            #expect(line[path: FieldPath([key])] != nil, "missing \(key)")
+        }
     }
 
     @Test("secured with certificates, the smoke trace converges: every writer's events pass every receiver's check, each certificate passed on about once per pair")

@@ -102,6 +102,8 @@ extension TraceBench {
         figures.snapshotDecodeSeconds = nil
         figures.snapshotBytes = snapshot.bytes
 
+        figures.idleExchange = try await Self.idleExchange(from: replicas[0], to: fresh)
+
         let snapshots = try replicas.map { try $0.snapshot() }
         (figures.converged, figures.stateJSONBytes) = Self.compare(snapshots, collections: trace.header.collections)
         return figures
@@ -148,6 +150,19 @@ extension TraceBench {
         try await run(serving: serving, pulling: pulling, close: clientChannel)
         let a = serverChannel.framesSent, b = clientChannel.framesSent
         return Moved(bytes: a.bytes + b.bytes, frames: a.frames + b.frames, syncFrameBytes: a.bytes + b.bytes)
+    }
+
+    /// The median cost of a sync between two replicas that already hold the same data.
+    static func idleExchange(from server: SessionReplica, to client: SessionReplica) async throws -> IdleExchange {
+        var samples: [IdleExchange] = []
+        for _ in 0..<IdleExchange.rounds {
+            let (start, cpu) = (monotonicSeconds(), processCPUSeconds())
+            let moved = try await session(from: server, to: client)
+            samples.append(IdleExchange(seconds: monotonicSeconds() - start, cpuSeconds: processCPUSeconds() - cpu,
+                                        bytes: moved.bytes, frames: moved.frames))
+        }
+        func median<T: Comparable>(_ value: (IdleExchange) -> T) -> T { samples.map(value).sorted()[samples.count / 2] }
+        return IdleExchange(seconds: median(\.seconds), cpuSeconds: median(\.cpuSeconds), bytes: median(\.bytes), frames: median(\.frames))
     }
 
     /// Waits until the pulling side is caught up and the serving side has its last ack, then

@@ -37,6 +37,10 @@ public struct TraceBench {
         public var syncFrameBytes: Int?
         /// With `secure`: how the replicas joined the mesh (`Credential`).
         public var credential: String?
+        /// With `exchange: .protocol`: what one sync costs between two replicas already in sync
+        /// (hellos, subscription, summary, the empty answer, the ack; the median of
+        /// `IdleExchange.rounds`), and what the replay cost per operation beyond that.
+        public var idleExchange: IdleExchange?
 
         /// One JSON line, with the keys of TRACE.md first.
         public var jsonLine: String {
@@ -55,12 +59,19 @@ public struct TraceBench {
                 ("write_s", r(stages.write, 4)), ("sync_select_s", r(stages.select, 4)), ("sync_encode_s", r(stages.encode, 4)),
                 ("sync_decode_s", r(stages.decode, 4)), ("sync_join_s", r(stages.join, 4)),
             ]
+            var idle: [(String, Value)] = []
+            if let idleExchange {
+                let perUpdate = (replaySeconds - Double(syncs) * idleExchange.seconds) / Double(max(ops, 1))
+                idle = [("idle_exchange_us", r(idleExchange.seconds * 1e6, 1)), ("idle_exchange_cpu_us", r(idleExchange.cpuSeconds * 1e6, 1)),
+                        ("idle_exchange_bytes", .int(Int64(idleExchange.bytes))), ("idle_exchange_frames", .int(Int64(idleExchange.frames))),
+                        ("per_update_us", r(max(perUpdate, 0) * 1e6, 2))]
+            }
             var secured: [(String, Value)] = []
             if let handshakeBytes, let syncFrameBytes {
                 secured = [("secure", .bool(true)), ("credential", .string(credential ?? "")), ("handshake_bytes", .int(Int64(handshakeBytes))),
                            ("sync_frame_bytes", .int(Int64(syncFrameBytes)))]
             }
-            return FigureLine.json(fields + secured)
+            return FigureLine.json(fields + idle + secured)
         }
     }
 
@@ -162,6 +173,17 @@ public struct TraceBench {
         return (converged, reference.utf8.count)
     }
 
+    /// One sync between two replicas that hold the same data: its fixed cost.
+    public struct IdleExchange: Sendable {
+        /// Sessions timed; the figures are their medians.
+        public static let rounds = 51
+        public var seconds = 0.0
+        /// This process's CPU time (every thread) over the same session.
+        public var cpuSeconds = 0.0
+        public var bytes = 0
+        public var frames = 0
+    }
+
     /// Where sync time goes, summed over the replay.
     public struct Stages: Sendable {
         public var write = 0.0, select = 0.0, encode = 0.0, decode = 0.0, join = 0.0
@@ -171,6 +193,13 @@ public struct TraceBench {
 public struct BenchError: Error, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
+}
+
+/// CPU time this process has used, all threads.
+func processCPUSeconds() -> Double {
+    var spec = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
+    return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
 }
 
 func monotonicSeconds() -> Double {
