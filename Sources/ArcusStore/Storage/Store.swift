@@ -269,10 +269,9 @@ public final class Store: Sendable {
             let sequenceBefore = changeSequence
             do {
                 let transaction = WriteTransaction(store: self, db: db)
-                try db.inTransaction {
+                try db.inImmediateTransaction {
                     try body(transaction)
                     try transaction.finish()
-                    return .commit
                 }
                 versionVector.withLock { $0.formUnion(transaction.versionAdded) }
                 if let checkpoint = transaction.checkpoint { versionCheckpoint.withLock { $0 = checkpoint } }
@@ -288,7 +287,11 @@ public final class Store: Sendable {
 
     /// Runs `body` with read access to a consistent snapshot; readers do not block each other.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
-        try writer.read(body)
+        // A store in memory has one connection, and every access to it waits its turn, so
+        // nothing can write between the statements of a read: it needs no transaction of its
+        // own (GRDB's `read` opens one, and parses its BEGIN and COMMIT each time).
+        if let queue = writer as? DatabaseQueue { return try queue.unsafeRead(body) }
+        return try writer.read(body)
     }
 
     /// SQLite's own check of the database file (`PRAGMA integrity_check`): `["ok"]`, or one line
