@@ -61,10 +61,12 @@ extension Store {
                 documents.append(LoggedDocument(key: key, state: state, sequence: last, storedBytes: storedBytes))
             }
             // Filtered by collection, the log may end in other collections' changes.
-            if !more, collection != nil { last = max(last, try Int64.fetchOne(db, sql: "SELECT max(seq) FROM document") ?? last) }
+            if !more, collection != nil { last = max(last, try Int64.fetchOne(db.cachedStatement(sql: Self.lastPositionSQL)) ?? last) }
             return ChangedDocuments(documents: documents, position: last, isComplete: !more, version: version)
         }
     }
+
+    static let lastPositionSQL = "SELECT max(seq) FROM document"
 
     /// A row's bytes: its state and its JSON, whichever it keeps. (`length` of text counts
     /// characters, walking the string; of a blob it reads the stored size.)
@@ -89,7 +91,7 @@ extension Store {
     /// changes may yet appear below it) nor of an eviction (which leaves no row): every change
     /// at or before it can be read.
     public func lastLoggedPosition() throws -> Int64 {
-        try read { db in try Int64.fetchOne(db, sql: "SELECT max(seq) FROM document") ?? 0 }
+        try read { db in try Int64.fetchOne(db.cachedStatement(sql: Self.lastPositionSQL)) ?? 0 }
     }
 
     /// The documents at `keys` as the change log holds them, in the order given; keys with no

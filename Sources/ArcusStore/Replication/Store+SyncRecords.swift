@@ -9,8 +9,12 @@ import GRDB
 extension Store {
     /// The record under `key`, if any.
     public func syncRecord(_ key: String) throws -> [UInt8]? {
-        try read { db in try Data.fetchOne(db, sql: "SELECT value FROM sync_record WHERE key = ?", arguments: [key]).map(Array.init) }
+        try read { db in try Data.fetchOne(db.cachedStatement(sql: Self.syncRecordSQL), arguments: [key]).map(Array.init) }
     }
+
+    /// Sessions read and write their records several times each (cached statements: parsing
+    /// them was a sixth of an idle exchange's time).
+    static let syncRecordSQL = "SELECT value FROM sync_record WHERE key = ?"
 
     /// Every record whose key starts with `prefix`, in key order.
     public func syncRecords(prefix: String) throws -> [(key: String, value: [UInt8])] {
@@ -30,16 +34,16 @@ extension Store {
 extension WriteTransaction {
     /// The record under `key` as this transaction sees it.
     public func syncRecord(_ key: String) throws -> [UInt8]? {
-        try Data.fetchOne(db, sql: "SELECT value FROM sync_record WHERE key = ?", arguments: [key]).map(Array.init)
+        try Data.fetchOne(db.cachedStatement(sql: Store.syncRecordSQL), arguments: [key]).map(Array.init)
     }
 
     /// Sets (or with nil, removes) one sync record, committed with this transaction.
     public func setSyncRecord(_ key: String, _ value: [UInt8]?) throws {
         if let value {
-            try db.execute(sql: "INSERT INTO sync_record (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                           arguments: [key, Data(value)])
+            try db.cachedStatement(sql: "INSERT INTO sync_record (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+                .execute(arguments: [key, Data(value)])
         } else {
-            try db.execute(sql: "DELETE FROM sync_record WHERE key = ?", arguments: [key])
+            try db.cachedStatement(sql: "DELETE FROM sync_record WHERE key = ?").execute(arguments: [key])
         }
     }
 }

@@ -35,8 +35,8 @@ enum SiteVersions {
             // Unsigned order is what matters, and the bit patterns of times below 2^63 compare alike.
             try statement.execute(arguments: [Int64(bitPattern: element.site.rawValue), Int64(bitPattern: element.time.rawValue)])
         }
-        try db.execute(sql: "INSERT INTO meta (key, value) VALUES ('version_seq', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                       arguments: [sequence])
+        try db.cachedStatement(sql: "INSERT INTO meta (key, value) VALUES ('version_seq', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            .execute(arguments: [sequence])
     }
 
     /// Replaces the table by `version`, complete up to change-log position `sequence`: for a
