@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every benchmark, one JSON line each: builds the release binary, runs loopback meshes (arcus
-# demo: 16 peers with links dropping, a chain of 10, grids of 16 to 64), replays workload traces
+# demo: 16 peers with links dropping, a chain of 10, grids of 16 to 64, a crowd of 128), replays workload traces
 # through Arcus and the anchor engines side by side (Tools/bench-vs-anchors.sh), measures the
 # durable store against plain SQLite (arcus bench store), then two agents over loopback TCP
 # (arcus bench lan: a fresh peer catching up 100,000 documents, the latency of one update), and
@@ -18,6 +18,8 @@ echo "== loopback meshes (arcus demo; one JSON line each)"
 .build/release/arcus demo --peers 16 --topology random --drops --seconds 60 --quiet
 .build/release/arcus demo --peers 10 --topology chain --quiet
 for peers in 16 32 64; do .build/release/arcus demo --peers "$peers" --topology mesh --quiet; done
+# A crowded hall: each peer hears 20, keeps sessions with at most 4 (README, Crowds).
+.build/release/arcus demo --peers 128 --topology random --degree 20 --seed 7 --quiet
 Tools/bench-vs-anchors.sh "${@:-fleet:1}"
 echo "== the store against plain SQLite (100,000 documents)"
 .build/release/arcus bench store

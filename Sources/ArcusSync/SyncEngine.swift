@@ -250,6 +250,11 @@ public final class SyncEngine: Sendable {
         if let covers = batch.covers {
             state.withLock { $0.subscriptions[id]?.knowledge.formUnion(covers) }
         }
+        let documents = batch.documents.count
+        deliveryTally.withLock {
+            $0.documents += documents
+            $0.duplicates += documents - changed
+        }
         return (changed, batch.covers)
     }
 
@@ -446,6 +451,10 @@ public final class SyncEngine: Sendable {
         for session in sessions { session.close(reason: "the engine stopped") }
         hooks.withLock { $0.forEach { $0.cancel() } }
     }
+
+    /// Document deltas merged from every session so far, and those that brought nothing new.
+    public var deliveries: SyncDeliveries { deliveryTally.withLock { $0 } }
+    private let deliveryTally = Mutex(SyncDeliveries())
 
     /// Frames and bytes moved by the sessions that have ended (a session adds its figures when it ends).
     public var statistics: SyncStatistics { totals.withLock { $0 } }

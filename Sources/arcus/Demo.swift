@@ -13,6 +13,14 @@ struct Demo: AsyncParsableCommand {
             write was lost, resurrected or duplicated, and prints one JSON line: converged, converge_s, \
             bytes_per_peer, messages, degree and more. Progress goes to standard error.
 
+            --topology random --degree D makes a crowd: each peer hears D others on average. A peer \
+            keeps sessions with at most --session-limit of the peers it hears (default 4, the \
+            Bluetooth link budget; 0: every peer it hears), chosen so that the mesh stays connected, \
+            shortcuts first, the rest at random by the seed. The JSON line then gives degree (heard) \
+            and session_degree (kept), diameter over the kept links, bytes_per_peer_per_write, \
+            deliveries (document deltas merged, over all peers) and duplicate_deliveries (those that \
+            brought a peer nothing new).
+
             --scenario attachment instead runs a chain of --hops + 1 peers: the first stores a blob of \
             --bytes, the last fetches it through the others, and the link into the last peer drops \
             half-way and comes back; the fetch resumes from the bytes that arrived, and the JSON line \
@@ -31,6 +39,7 @@ struct Demo: AsyncParsableCommand {
             0's graph shows the far side unreachable (or reached another way).
 
             Examples: arcus demo --peers 16 --topology random --drops --seconds 60
+                      arcus demo --peers 128 --topology random --degree 20 --seed 7
                       arcus demo --scenario attachment --hops 2 --link ble --bytes 100000
                       arcus demo --scenario failover --seconds 10
                       arcus demo --scenario presence --peers 8 --topology chain --seconds 12 --seed 1
@@ -49,8 +58,14 @@ struct Demo: AsyncParsableCommand {
     @Option(help: "How many peers.")
     var peers = 8
 
-    @Option(help: "Who links to whom: chain, star, mesh (a grid, degree ≤ 4) or random (about 3 links per peer).")
+    @Option(help: "Who links to whom: chain, star, mesh (a grid, degree ≤ 4) or random (about --degree links per peer).")
     var topology: Topology.Shape = .random
+
+    @Option(help: "With --topology random, how many peers each peer hears on average.")
+    var degree = Topology.defaultRandomDegree
+
+    @Option(help: "With --scenario mesh, the most sessions a peer keeps with the peers it hears (the rest stay unused; the mesh stays connected); 0: a session with every peer it hears.")
+    var sessionLimit = MeshDemo.Options().sessionLimit ?? 0
 
     @Option(help: "What carries the links, with --scenario mesh: loopback (in-process links, shaped as --link says) or ble-emulated (the emulated Bluetooth radio: AF_UNIX SOCK_SEQPACKET channels, the L2CAP code path, paced as an LE 1M PHY).")
     var transport: DemoTransport = .loopback
@@ -89,6 +104,7 @@ struct Demo: AsyncParsableCommand {
         // Every emulated channel is a thread and three descriptors at each end.
         guard transport == .loopback || peers <= 128 else { throw ValidationError("--transport ble-emulated takes at most 128 peers") }
         guard !secure || scenario == .mesh else { throw ValidationError("--secure is available with --scenario mesh only") }
+        guard degree >= 1, sessionLimit >= 0 else { throw ValidationError("--degree must be at least 1; --session-limit must not be negative") }
         guard peers >= 1, peers <= 1024 else { throw ValidationError("--peers must be between 1 and 1024") }
         guard hops >= 1, hops <= AttachmentDemo.maximumHops else {
             throw ValidationError("--hops must be between 1 and \(AttachmentDemo.maximumHops): a fetch is relayed through at most \(AttachmentDemo.maximumHops - 1) peers (Docs/Sync.md, Attachments)")
@@ -167,6 +183,8 @@ struct Demo: AsyncParsableCommand {
         var options = MeshDemo.Options()
         options.peers = peers
         options.shape = topology
+        options.degree = degree
+        options.sessionLimit = sessionLimit == 0 ? nil : sessionLimit
         options.seconds = seconds
         if let rate { options.rate = rate }
         options.drops = drops
@@ -178,7 +196,7 @@ struct Demo: AsyncParsableCommand {
         options.secure = secure
         let quiet = self.quiet
         if !quiet {
-            Terminal.writeError("demo: \(peers) peers, \(topology.rawValue) topology, \(transport == .loopback ? link.rawValue : transport.rawValue) links\(secure ? ", secured" : ""), seed \(options.seed)\n")
+            Terminal.writeError("demo: \(peers) peers, \(topology.rawValue) topology\(topology == .random ? " of degree \(degree)" : ""), \(sessionLimit == 0 ? "no session limit" : "at most \(sessionLimit) sessions a peer"), \(transport == .loopback ? link.rawValue : transport.rawValue) links\(secure ? ", secured" : ""), seed \(options.seed)\n")
         }
         let figures = try await MeshDemo(options: options).run { line in
             if !quiet { Terminal.writeError(line + "\n") }

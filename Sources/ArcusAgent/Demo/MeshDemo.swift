@@ -17,6 +17,11 @@ public struct MeshDemo: Sendable {
     public struct Options: Sendable {
         public var peers = 8
         public var shape = Topology.Shape.random
+        /// With `random`, how many peers each peer hears on average.
+        public var degree = Topology.defaultRandomDegree
+        /// Sessions a peer holds at most, of the peers it hears (`LinkPruning`); nil: one with
+        /// every peer it hears. The default is the Bluetooth link budget's.
+        public var sessionLimit: Int? = ScarceLinkBudget().limit
         /// How long the peers write (and links drop, with `drops`).
         public var seconds = 10.0
         /// Writes per second across the whole mesh.
@@ -41,9 +46,16 @@ public struct MeshDemo: Sendable {
     public struct Figures: Sendable {
         public var peers = 0
         public var topology = ""
+        /// Who hears whom: the topology's links and degrees.
         public var links = 0
         public var degreeMean = 0.0
         public var degreeMax = 0
+        /// The links that carry sessions (all of the heard ones without a session limit), their
+        /// degrees and the most hops between two peers over them.
+        public var sessionLimit: Int?
+        public var sessionLinks = 0
+        public var sessionDegreeMean = 0.0
+        public var sessionDegreeMax = 0
         public var diameter = 0
         public var seconds = 0.0
         public var writes = 0
@@ -57,6 +69,12 @@ public struct MeshDemo: Sendable {
         public var maxBytesPerPeer = 0
         /// Sync frames sent by all peers.
         public var messages = 0
+        /// Document deltas merged, summed over the peers, and those that brought a peer nothing
+        /// new (it already had every event: a copy of a change another neighbour handed it first).
+        public var deliveries = 0
+        public var duplicateDeliveries = 0
+        /// Mean bytes a peer sent per write made anywhere in the mesh.
+        public var bytesPerPeerPerWrite: Double { writes == 0 ? 0 : Double(bytesPerPeer) / Double(writes) }
         public var verification = DemoVerification.Outcome()
         public var seed: UInt64 = 0
         public var secure = false
@@ -69,9 +87,15 @@ public struct MeshDemo: Sendable {
                 ("demo", "mesh"), ("converged", .bool(converged)),
                 ("converge_s", convergeSeconds.map { .double(($0 * 1000).rounded() / 1000) } ?? .null),
                 ("bytes_per_peer", .int(Int64(bytesPerPeer))), ("max_bytes_per_peer", .int(Int64(maxBytesPerPeer))),
-                ("messages", .int(Int64(messages))), ("peers", .int(Int64(peers))), ("topology", .string(topology)),
+                ("bytes_per_peer_per_write", .double((bytesPerPeerPerWrite * 10).rounded() / 10)),
+                ("messages", .int(Int64(messages))), ("deliveries", .int(Int64(deliveries))),
+                ("duplicate_deliveries", .int(Int64(duplicateDeliveries))),
+                ("peers", .int(Int64(peers))), ("topology", .string(topology)),
                 ("links", .int(Int64(links))), ("degree", .double((degreeMean * 100).rounded() / 100)),
-                ("max_degree", .int(Int64(degreeMax))), ("diameter", .int(Int64(diameter))),
+                ("max_degree", .int(Int64(degreeMax))),
+                ("session_limit", sessionLimit.map { .int(Int64($0)) } ?? .null), ("session_links", .int(Int64(sessionLinks))),
+                ("session_degree", .double((sessionDegreeMean * 100).rounded() / 100)),
+                ("max_session_degree", .int(Int64(sessionDegreeMax))), ("diameter", .int(Int64(diameter))),
                 ("writes", .int(Int64(writes))), ("seconds", .double(seconds)), ("drops", .int(Int64(drops))),
                 ("links_made", .int(Int64(linksMade))), ("transport", .string(transport)),
                 ("lost", .int(Int64(verification.lost))), ("resurrected", .int(Int64(verification.resurrected))),
@@ -90,7 +114,9 @@ public struct MeshDemo: Sendable {
 
     /// Runs the demo; `progress` gets a line now and then, for a person watching.
     public func run(progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> Figures {
-        let topology = Topology(options.shape, peers: options.peers, seed: options.seed)
+        let heard = Topology(options.shape, peers: options.peers, seed: options.seed, degree: options.degree)
+        // Sessions on a bounded subset of the links heard, the same for the same seed.
+        let topology = options.sessionLimit.map { heard.pruned(LinkPruning(limit: $0), seed: options.seed) } ?? heard
         var engineOptions = SyncEngine.Options()
         engineOptions.log = { level, message in
             if level != .info { progress("\(level.rawValue): \(message)") }
@@ -103,9 +129,13 @@ public struct MeshDemo: Sendable {
         var figures = Figures()
         figures.peers = topology.peerCount
         figures.topology = topology.shape.rawValue
-        figures.links = topology.links.count
-        figures.degreeMean = topology.meanDegree
-        figures.degreeMax = topology.maxDegree
+        figures.links = heard.links.count
+        figures.degreeMean = heard.meanDegree
+        figures.degreeMax = heard.maxDegree
+        figures.sessionLimit = options.sessionLimit
+        figures.sessionLinks = topology.links.count
+        figures.sessionDegreeMean = topology.meanDegree
+        figures.sessionDegreeMax = topology.maxDegree
         figures.diameter = topology.diameter
         figures.seconds = options.seconds
         figures.seed = options.seed
@@ -193,6 +223,9 @@ public struct MeshDemo: Sendable {
         figures.bytesPerPeer = sent.reduce(0, +) / max(sent.count, 1)
         figures.maxBytesPerPeer = sent.max() ?? 0
         figures.messages = (0..<topology.peerCount).reduce(0) { $0 + mesh.framesSent(by: $1) }
+        let deliveries = mesh.peers.map(\.engine.deliveries)
+        figures.deliveries = deliveries.reduce(0) { $0 + $1.documents }
+        figures.duplicateDeliveries = deliveries.reduce(0) { $0 + $1.duplicates }
         figures.linksMade = mesh.linksMade
         figures.handshakesFailed = mesh.handshakesFailed
         return figures

@@ -1,4 +1,5 @@
 import ArcusCRDT
+import ArcusMesh
 
 /// Who hears whom in a mesh of `peerCount` peers: undirected links between peer indices.
 public struct Topology: Sendable, CustomStringConvertible {
@@ -10,8 +11,9 @@ public struct Topology: Sendable, CustomStringConvertible {
         /// Peers on a grid, each linked to the peers beside, above and below it: devices spread
         /// over a floor, each in radio range of its neighbours only. Degree at most 4, whatever N.
         case mesh
-        /// A random spanning tree plus random extra links, about 3 per peer on average: people
-        /// moving through a site. Connected, different for each seed.
+        /// A random spanning tree plus random extra links, about 3 per peer on average (or the
+        /// `degree` asked for): people moving through a site, or with a high degree a crowded
+        /// hall where each device hears dozens. Connected, different for each seed.
         case random
     }
 
@@ -28,8 +30,14 @@ public struct Topology: Sendable, CustomStringConvertible {
         }
     }
 
-    public init(_ shape: Shape, peers: Int, seed: UInt64 = 1) {
+    /// The mean degree `random` aims at unless told otherwise.
+    public static let defaultRandomDegree = 3
+
+    /// `degree` is the mean number of peers each peer hears, for `random` (the other shapes
+    /// have theirs); the same seed and degree give the same links.
+    public init(_ shape: Shape, peers: Int, seed: UInt64 = 1, degree: Int = Topology.defaultRandomDegree) {
         precondition(peers >= 1, "a mesh has at least one peer")
+        precondition(degree >= 1, "a random topology needs a mean degree of at least 1")
         self.shape = shape
         self.peerCount = peers
         var links: [Link] = []
@@ -48,8 +56,8 @@ public struct Topology: Sendable, CustomStringConvertible {
             var random = SplitMix64(seed: seed)
             var set = Set<Link>()
             for i in 1..<max(peers, 1) { set.insert(Link(i, Int.random(in: 0..<i, using: &random))) }
-            // Extra links until the mean degree is about 3 (never more than a full mesh has).
-            let target = min(peers * 3 / 2, peers * (peers - 1) / 2)
+            // Extra links until the mean degree is about `degree` (never more than a full mesh has).
+            let target = min(peers * degree / 2, peers * (peers - 1) / 2)
             while set.count < target {
                 let a = Int.random(in: 0..<peers, using: &random), b = Int.random(in: 0..<peers, using: &random)
                 if a != b { set.insert(Link(a, b)) }
@@ -57,6 +65,22 @@ public struct Topology: Sendable, CustomStringConvertible {
             links = set.sorted { ($0.a, $0.b) < ($1.a, $1.b) }
         }
         self.links = links
+    }
+
+    /// The same peers with only `links` (a subset that carries sessions, say).
+    public init(_ shape: Shape, peers: Int, links: [Link]) {
+        self.shape = shape
+        self.peerCount = peers
+        self.links = links.sorted { ($0.a, $0.b) < ($1.a, $1.b) }
+    }
+
+    /// The links a peer keeps sessions on when it hears more peers than it needs (`LinkPruning`):
+    /// the same peers, each with at most `pruning.limit` links unless it alone joins part of the
+    /// mesh to the rest. The same seed gives the same links.
+    public func pruned(_ pruning: LinkPruning, seed: UInt64) -> Topology {
+        var random = SplitMix64(seed: seed ^ 0x9_4E_ED)
+        let kept = pruning.kept(links.map { (a: $0.a, b: $0.b) }, peers: peerCount, using: &random)
+        return Topology(shape, peers: peerCount, links: kept.map { links[$0] })
     }
 
     /// The narrowest grid that is at least as tall as it is wide.
