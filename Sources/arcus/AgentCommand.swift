@@ -43,6 +43,9 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(help: "A peer to dial directly, HOST:PORT (repeatable; for the LAN transport).")
     var peer: [String] = []
 
+    @Flag(name: .customLong("no-mdns"), help: "For the LAN transport: find peers only through --peer, and publish nothing over mDNS (default: avahi-daemon finds peers and announces this one).")
+    var noMDNS = false
+
     @Option(help: "A sync subscription to register and keep (repeatable), such as \"SELECT * FROM cars\".")
     var subscribe: [String] = []
 
@@ -77,7 +80,7 @@ struct AgentCommand: AsyncParsableCommand {
         do {
             let configuration = try AgentConfiguration.resolve(
                 dataDirectory: data, configFile: config, name: name, http: http, httpExpose: httpExpose, listen: listen,
-                transports: transports, peers: peer, subscriptions: subscribe, bleEmulated: bleEmulated, bleLinks: bleLinks, blePSM: blePsm,
+                transports: transports, peers: peer, noMDNS: noMDNS, subscriptions: subscribe, bleEmulated: bleEmulated, bleLinks: bleLinks, blePSM: blePsm,
                 bleAdapter: bleAdapter, cloud: cloud, role: role, clockSkewAllowance: clockSkewAllowance,
                 durability: durability
             )

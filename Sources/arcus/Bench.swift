@@ -170,23 +170,39 @@ extension TraceBench.Credential: ExpressibleByArgument {}
 struct BenchLAN: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lan",
-        abstract: "Two agents over loopback TCP: a fresh peer's catch-up, and the latency of one update.",
+        abstract: "Two agent processes over loopback TCP: a fresh peer's catch-up, each one's peak memory, and the latency of one update.",
         discussion: """
-            Runs two agents in this process, linked over LAN TCP on 127.0.0.1 with a fresh shared \
-            secret (sealed, as agents run). Prints the time and bytes for a fresh follower to catch up \
-            --docs documents (fleet-shaped; bytes against the documents' JSON text), then the latency \
-            of --updates single updates, from the write at the source to the follower's observer: \
-            p50, p99 and the slowest. Build with -c release; ARCUS_BENCH_LOG=1 shows the agents' logs.
+            Writes --docs fleet-shaped documents into a source's data directory, then runs two `arcus agent` \
+            processes (this executable), each with its own data directory, linked by their LAN transports on \
+            127.0.0.1 (--no-mdns: nothing published, nothing sent beyond 127.0.0.0/8) with a fresh shared secret \
+            (sealed, as agents run). Prints the time and bytes for the fresh follower to catch up (timed from its \
+            start; bytes against the documents' JSON text), each agent's peak resident size (VmHWM), then the \
+            latency of --updates single updates, from the source's API to the follower's observe stream: p50, \
+            p99 and the slowest; last, whether both stores hold the same documents. \
+            --confine-follower runs the follower in a cgroup (v2, or v1's cpu and memory controllers; needs \
+            root) limited to --follower-cpu of one core and --follower-memory-mib, and adds the cgroup's peak \
+            charge (memory and page cache) and its OOM kills; the cgroup is removed afterwards. Build with -c release.
             """
     )
 
     @Option(help: "How many documents the follower catches up.")
     var docs = 100_000
 
+    @Flag(help: "Run the follower in a cgroup limited to --follower-cpu of one core and --follower-memory-mib, as a small board would.")
+    var confineFollower = false
+
+    @Option(help: "With --confine-follower: the share of one core the follower may use.")
+    var followerCpu = 0.25
+
+    @Option(name: .customLong("follower-memory-mib"), help: "With --confine-follower: the follower's memory limit, in MiB.")
+    var followerMemoryMiB = 256
+
     @OptionGroup var common: TwoAgentBenchOptions
 
     func validate() throws {
         guard docs >= 10 else { throw ValidationError("--docs must be at least 10") }
+        guard followerCpu >= 0.01 && followerCpu <= 64 else { throw ValidationError("--follower-cpu must be between 0.01 and 64 cores") }
+        guard followerMemoryMiB >= 16 else { throw ValidationError("--follower-memory-mib must be at least 16") }
     }
 
     func run() async throws {
@@ -194,8 +210,13 @@ struct BenchLAN: AsyncParsableCommand {
         options.documents = docs
         options.updates = common.updates
         if let scratch = common.scratch { options.scratch = URL(fileURLWithPath: scratch) }
+        options.confineFollower = confineFollower
+        options.confinementQuota = Int((followerCpu * Double(options.confinementPeriod)).rounded())
+        options.confinementMemoryBytes = followerMemoryMiB << 20
         let figures = try await LANBench(options: options).run(progress: common.progress)
         common.finish(figures.jsonLine)
+        // The figures say how far it got; the exit status says that it did not finish.
+        if !figures.completed || !figures.converged { throw ExitCode(1) }
     }
 }
 

@@ -69,6 +69,21 @@ struct ConfigurationFileTests {
         #expect(try resolve(nil, environment: ["ARCUS_ROLE": "hub"]).role == .hub)
     }
 
+    @Test("mDNS is on by default, and off with mdns = false, ARCUS_MDNS=false or --no-mdns")
+    func mdns() throws {
+        func mdns(file: String?, environment: [String: String] = [:], noMDNS: Bool = false) throws(CommandError) -> Bool {
+            try AgentConfiguration.resolve(
+                dataDirectory: "/tmp/unused", configFile: file, name: nil, http: nil, listen: nil, transports: "lan",
+                peers: [], noMDNS: noMDNS, subscriptions: [], environment: environment
+            ).mdns
+        }
+        #expect(try mdns(file: nil))
+        #expect(try !mdns(file: try write("mdns = false")))
+        #expect(try !mdns(file: nil, environment: ["ARCUS_MDNS": "false"]))
+        #expect(try !mdns(file: try write("mdns = true"), noMDNS: true))
+        #expect(throws: CommandError.self) { try mdns(file: nil, environment: ["ARCUS_MDNS": "maybe"]) }
+    }
+
     @Test("the clock skew allowance reads from the file, the environment and the command line, a week by default")
     func clockSkewAllowance() throws {
         func allowance(file: String?, environment: [String: String] = [:], option: String? = nil) throws(CommandError) -> Duration {

@@ -3,7 +3,7 @@ import ArcusCRDT
 import Testing
 
 /// `arcus bench lan`, small: what it measures happens (every document and every update arrives
-/// over real loopback TCP between two agents), and what it prints is consistent. No timing is
+/// over real loopback TCP between two `arcus agent` processes), and what it prints is consistent. No timing is
 /// asserted: that is the benchmark's job, not a test's.
 @Suite(.serialized)
 struct LANBenchTests {
@@ -12,8 +12,12 @@ struct LANBenchTests {
         var options = LANBench.Options()
         options.documents = 300
         options.updates = 5
+        options.executable = try ArcusProcess.executable()
         let figures = try await LANBench(options: options).run()
-        #expect(figures.converged, "\(figures.jsonLine)")
+        #expect(figures.completed && figures.converged, "\(figures.jsonLine)")
+        // Each agent is a process of its own, measured on its own.
+        #expect(figures.sourcePeakRSSMiB > 0 && figures.followerPeakRSSMiB > 0, "\(figures.jsonLine)")
+        #expect(figures.followerExit == "exit status 0", "\(figures.jsonLine)")
         #expect(figures.documents == 300 && figures.updates == 5)
         // The wire carries the sync frames plus the handshake, session framing and AEAD tags.
         #expect(figures.syncFrameBytes > 0 && figures.wireBytes > figures.syncFrameBytes, "\(figures.jsonLine)")
@@ -22,7 +26,7 @@ struct LANBenchTests {
         #expect(figures.latencyP50 > 0 && figures.latencyP50 <= figures.latencyP99 && figures.latencyP99 <= figures.latencyMax)
         let line = try Value(json: figures.jsonLine)
         guard case .object(let fields) = line else { Issue.record("not a JSON object: \(figures.jsonLine)"); return }
-        for key in ["catch_up_s", "wire_bytes", "json_bytes", "wire_per_json", "update_p50_ms", "update_p99_ms"] {
+        for key in ["catch_up_s", "docs_per_s", "source_peak_rss_mb", "follower_peak_rss_mb", "converged", "wire_bytes", "json_bytes", "wire_per_json", "update_p50_ms", "update_p99_ms"] {
             #expect(fields[key] != nil, "\(key) missing from \(figures.jsonLine)")
         }
     }

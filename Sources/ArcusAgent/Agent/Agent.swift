@@ -181,18 +181,20 @@ public final class Agent: Service, Sendable {
     }
 
     /// TCP on `--listen` (default: every interface, a port the system picks), finding peers in
-    /// `--peer` and through avahi-daemon (mDNS), advertising the mesh's hash so that only agents of
-    /// the same mesh dial each other.
+    /// `--peer` and, unless `--no-mdns`, through avahi-daemon (mDNS), advertising the mesh's hash
+    /// so that only agents of the same mesh dial each other.
     private static func lanTransport(
         _ configuration: AgentConfiguration, identity: PeerIdentity, credential: MeshCredential?, pendingHandshakes: PendingHandshakes, logger: Logger
     ) -> LANTransport {
         let listen = configuration.listen ?? LANAddress(host: "0.0.0.0", port: 0)
-        let statics = StaticPeers(configuration.peers)
-        let mdns = AvahiDiscovery(
-            name: configuration.name, meshHash: credential?.meshHash ?? String(repeating: "0", count: 16),
-            warn: { [logger] warning in logger.warning("\(warning)") }
-        )
-        return LANTransport(listeningOn: listen, peer: identity.peerID, discovery: [statics, mdns], pendingHandshakes: pendingHandshakes)
+        var discovery: [any LANDiscovery] = [StaticPeers(configuration.peers)]
+        if configuration.mdns {
+            discovery.append(AvahiDiscovery(
+                name: configuration.name, meshHash: credential?.meshHash ?? String(repeating: "0", count: 16),
+                warn: { [logger] warning in logger.warning("\(warning)") }
+            ))
+        }
+        return LANTransport(listeningOn: listen, peer: identity.peerID, discovery: discovery, pendingHandshakes: pendingHandshakes)
     }
 
     /// Bluetooth LE: the emulated radio in `--ble-emulated DIR`, or the machine's adapter through
@@ -251,8 +253,9 @@ public final class Agent: Service, Sendable {
     }
 
     /// `{"agent": "ready", …}`: the line printed on standard output once the API listens. It
-    /// names the file that holds the API's token, never the token; `exposed_to` says who may
-    /// reach an API exposed beyond this machine.
+    /// names the file that holds the API's token, never the token; `lan` is where the LAN
+    /// transport listens, its port bound (so that a script can give `--listen HOST:0` and then
+    /// `--peer` it to another agent); `exposed_to` says who may reach an API exposed beyond this machine.
     public func readyLine(http url: String) -> String {
         var fields: [String: Value] = [
             "agent": "ready", "http": .string(url), "peer": .string(identity.peerID.description),
@@ -262,6 +265,9 @@ public final class Agent: Service, Sendable {
         ]
         let failed = transportStarts.failed
         if !failed.isEmpty { fields["transports_failed"] = .object(failed.mapValues { .string($0) }) }
+        if transportStarts.running.contains(LinkKind.lan.rawValue), let lan = transports.first(where: { $0.kind == .lan }) {
+            fields["lan"] = .string(lan.localEndpoint.address)
+        }
         if let exposure = httpExposure(url: url) { fields["exposed_to"] = .string(exposure) }
         return Value.object(fields).jsonString
     }

@@ -25,6 +25,10 @@ public struct AgentConfiguration: Sendable {
     public var transports: [TransportChoice]
     /// Peers to dial directly, for the LAN transport.
     public var peers: [LANAddress]
+    /// Whether the LAN transport finds peers, and is found, over mDNS (avahi-daemon) besides
+    /// `peers`. Off (`--no-mdns`), it publishes nothing: a bench or a test on 127.0.0.1 then
+    /// sends no packet beyond this machine.
+    public var mdns = true
     /// Subscriptions registered (and so persisted) at start, besides those the store holds.
     public var subscriptions: [String]
     /// A file holding the mesh's shared secret; without one (or a certificate) links cannot be
@@ -93,6 +97,7 @@ public struct AgentConfiguration: Sendable {
         var listen: String?
         var transports: [String]?
         var peers: [String]?
+        var mdns: Bool?
         var subscribe: [String]?
         var mesh_secret_file: String?
         var certificate_file: String?
@@ -120,7 +125,7 @@ public struct AgentConfiguration: Sendable {
     }
 
     static let fileKeys: Set<String> = [
-        "name", "http", "http_expose", "listen", "transports", "peers", "subscribe", "mesh_secret_file", "certificate_file", "authority_file",
+        "name", "http", "http_expose", "listen", "transports", "peers", "mdns", "subscribe", "mesh_secret_file", "certificate_file", "authority_file",
         "revocation_file", "ble_emulated", "ble_links", "ble_psm", "ble_adapter", "cloud", "cloud_credentials_file", "cloud_ca_file", "cloud_certificate_file",
         "cloud_key_file", "cloud_store_and_forward", "cloud_stored_max_age_s", "cloud_stored_max_bytes", "role",
         "release_startup_memory", "pending_handshakes", "pending_handshakes_per_source", "handshake_deadline_s", "clock_skew_allowance",
@@ -131,7 +136,7 @@ public struct AgentConfiguration: Sendable {
     /// the file's list).
     public static func resolve(
         dataDirectory: String, configFile: String?, name: String?, http: String?, httpExpose: Bool = false, listen: String?,
-        transports: String?, peers: [String], subscriptions: [String], bleEmulated: String? = nil, bleLinks: Int? = nil, blePSM: Int? = nil,
+        transports: String?, peers: [String], noMDNS: Bool = false, subscriptions: [String], bleEmulated: String? = nil, bleLinks: Int? = nil, blePSM: Int? = nil,
         bleAdapter: String? = nil, cloud: [String] = [], role: String? = nil, clockSkewAllowance: String? = nil,
         durability: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(CommandError) -> AgentConfiguration {
@@ -153,6 +158,7 @@ public struct AgentConfiguration: Sendable {
         configuration.httpExposed = httpExpose || (file?.http_expose ?? false)
         try configuration.checkHTTPExposure()
         for text in peerTexts { configuration.peers.append(try LANAddress(parsing: text, option: "--peer", listening: false)) }
+        configuration.mdns = !noMDNS && (file?.mdns ?? true)
         configuration.revocationFile = file?.revocation_file
         configuration.bleEmulatedDirectory = bleEmulated ?? file?.ble_emulated
         if let links = bleLinks ?? file?.ble_links {

@@ -12,6 +12,8 @@ import Synchronization
 final class AgentMetrics: Sendable {
     private let factory: any MetricsFactory
     private let syncBytesSent, syncBytesReceived, syncFramesSent, syncFramesReceived: Counter
+    /// Documents that peers' deltas changed here: how far a catch-up has come.
+    private let syncDocumentsReceived: Counter
     private let syncSessions: Gauge
     private let syncLag: Gauge
     /// The engine's totals at the last scrape, and when frames last arrived.
@@ -23,6 +25,7 @@ final class AgentMetrics: Sendable {
         syncBytesReceived = Counter(label: "arcus_sync_bytes_received_total", dimensions: [], factory: factory)
         syncFramesSent = Counter(label: "arcus_sync_frames_sent_total", dimensions: [], factory: factory)
         syncFramesReceived = Counter(label: "arcus_sync_frames_received_total", dimensions: [], factory: factory)
+        syncDocumentsReceived = Counter(label: "arcus_sync_documents_received_total", dimensions: [], factory: factory)
         syncSessions = Gauge(label: "arcus_sync_sessions", dimensions: [], factory: factory)
         syncLag = Gauge(label: "arcus_sync_lag_seconds", dimensions: [], factory: factory)
         // Every per-transport series exists from the start, at zero, so that dashboards and
@@ -104,12 +107,14 @@ final class AgentMetrics: Sendable {
             reported.statistics.bytesReceived = max(before.bytesReceived, now.bytesReceived)
             reported.statistics.framesSent = max(before.framesSent, now.framesSent)
             reported.statistics.framesReceived = max(before.framesReceived, now.framesReceived)
+            reported.statistics.documentsReceived = max(before.documentsReceived, now.documentsReceived)
             return (before, sessions.isEmpty ? .zero : ContinuousClock.now - reported.lastHeard)
         }
         syncBytesSent.increment(by: max(0, now.bytesSent - before.bytesSent))
         syncBytesReceived.increment(by: max(0, now.bytesReceived - before.bytesReceived))
         syncFramesSent.increment(by: max(0, now.framesSent - before.framesSent))
         syncFramesReceived.increment(by: max(0, now.framesReceived - before.framesReceived))
+        syncDocumentsReceived.increment(by: max(0, now.documentsReceived - before.documentsReceived))
         syncSessions.record(sessions.count)
         let lagSeconds = lag.inSeconds
         syncLag.record(lagSeconds)

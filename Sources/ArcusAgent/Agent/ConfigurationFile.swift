@@ -81,7 +81,7 @@ enum ConfigurationOverrides {
     private static let lists: Set<String> = ["transports", "peers", "cloud"]
     private static let integers: Set<String> = ["ble_links", "ble_psm", "cloud_stored_max_bytes", "pending_handshakes", "pending_handshakes_per_source"]
     private static let numbers: Set<String> = ["cloud_stored_max_age_s", "handshake_deadline_s"]
-    private static let flags: Set<String> = ["cloud_store_and_forward", "release_startup_memory", "http_expose"]
+    private static let flags: Set<String> = ["cloud_store_and_forward", "release_startup_memory", "http_expose", "mdns"]
 
     static func variable(for key: String) -> String { "ARCUS_" + key.uppercased() }
 

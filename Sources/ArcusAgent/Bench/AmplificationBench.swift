@@ -145,6 +145,9 @@ enum ResidentMemory {
     struct Reading {
         var residentKiB: Int
         var peakKiB: Int
+        /// Of the resident size, the anonymous pages (the heap and stacks, not the binary's and
+        /// libraries' file pages); nil on kernels before 4.5.
+        var anonymousKiB: Int?
     }
 
     static func read(pid: Int32? = nil) throws -> Reading {
@@ -157,7 +160,7 @@ enum ResidentMemory {
         guard let resident = field("VmRSS"), let peak = field("VmHWM") else {
             throw BenchError("\(path) has no VmRSS and VmHWM lines: resident memory is measured on Linux only")
         }
-        return Reading(residentKiB: resident, peakKiB: peak)
+        return Reading(residentKiB: resident, peakKiB: peak, anonymousKiB: field("RssAnon"))
     }
 
     /// Resets this process's peak to its resident size now (writing 5 to /proc/self/clear_refs)

@@ -1,6 +1,7 @@
 import ArcusCRDT
 import ArcusLAN
 import ArcusMesh
+import ArcusStore
 import Foundation
 import Logging
 import Prometheus
@@ -14,12 +15,19 @@ enum TwoAgentBench {
     /// Writes `count` fleet-shaped documents into the source's `orders`, in transactions of 1,000;
     /// returns the bytes of their JSON text.
     static func writeFleet(_ count: Int, into source: BenchAgent, progress: ((String, Double) -> Void)?) throws -> Int {
+        try writeFleet(count, into: source.agent.store, progress: progress)
+    }
+
+    /// Writes `count` fleet-shaped documents into `store`'s `orders`, in transactions of 1,000, a
+    /// batch made only when its turn comes (a million take no more memory than a thousand);
+    /// returns the bytes of their JSON text.
+    static func writeFleet(_ count: Int, into store: Store, progress: ((String, Double) -> Void)?) throws -> Int {
         var generator = FleetDocuments(seed: 1)
         var jsonBytes = 0
         for start in stride(from: 0, to: count, by: 1000) {
             let batch = (start..<min(start + 1000, count)).map { generator.document($0) }
             jsonBytes += batch.reduce(0) { $0 + Value.object($1).jsonString.utf8.count }
-            _ = try source.agent.store.write { tx in
+            _ = try store.write { tx in
                 for document in batch { _ = try tx.upsert(document, into: "orders") }
             }
             progress?("writing \(count) documents at the source", Double(start + 1000) / Double(count))
