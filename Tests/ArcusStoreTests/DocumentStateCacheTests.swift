@@ -53,7 +53,7 @@ struct DocumentStateCacheTests {
     @Test("every read sees the latest commit, through a cache too small to hold the documents")
     func latestThroughEvictions() throws {
         var options = Store.Options()
-        options.stateCacheBytes = 400
+        options.stateCacheBytes = 4_000
         let t = try TemporaryStore(options: options)
         for round in 1...5 {
             for id in 0..<20 {
@@ -65,6 +65,9 @@ struct DocumentStateCacheTests {
                 let id = Int(document.key.id.stringValue!.dropFirst())!
                 #expect(document.value?[path: "n"] == .int(Int64(round * 100 + id)))
             }
+            // It holds some of them, never more than its bound.
+            let usage = t.store.stateCache.usage
+            #expect(usage.documents > 0 && usage.documents < 20 && usage.bytes <= 4_000, "\(usage)")
         }
     }
 }

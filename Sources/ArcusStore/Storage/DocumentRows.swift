@@ -39,7 +39,7 @@ enum DocumentRows {
             let sequence = columns.int64(2)
             if let state = cache.state(of: row.key, at: sequence) { return state }
             let state = try decode(columns.storedState(0), json: { columns.text(1) }, row.key, site: site)
-            cache.insert(state, of: row.key, at: sequence, cost: Int(columns.int64(3)))
+            cache.insert(state, of: row.key, at: sequence, storedBytes: Int(columns.int64(3)))
             return state
         }
     }

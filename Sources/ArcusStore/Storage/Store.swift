@@ -71,10 +71,10 @@ public final class Store: Sendable {
         /// How far ahead of this device's clock a remote event may be stamped and still be
         /// merged (see `latestAdmissibleTime`); default a week (`defaultClockSkewAllowance`).
         public var clockSkewAllowance: Duration = Store.defaultClockSkewAllowance
-        /// The most stored bytes of documents kept decoded in memory, so that reading one again
-        /// (sync reads each changed document for every peer, a merge loads what it joins into)
-        /// skips decoding it; 0 keeps none. Default 4 MiB.
-        public var stateCacheBytes = 4 << 20
+        /// The most memory documents kept decoded may take, so that reading one again (sync
+        /// reads each changed document for every peer, a merge loads what it joins into) skips
+        /// decoding it; 0 keeps none. Default 8 MiB.
+        public var stateCacheBytes = 8 << 20
 
         public enum Synchronous: String, Sendable { case normal = "NORMAL", full = "FULL" }
 

@@ -130,7 +130,7 @@ public final class WriteTransaction {
         let json = withheld ? nil : state.visibleJSON(adding: ("_id", row.key.id))
         let stored = try DocumentRows.store(prepared(&storeStatement, DocumentRows.storeSQL), row, state: state, json: json, sequence: sequence, site: store.site, encoder: store.stateEncoder)
         // Cached before the commit: a rollback empties the cache (see `DocumentStateCache`).
-        store.stateCache.insert(state, of: row.key, at: sequence, cost: stored)
+        store.stateCache.insert(state, of: row.key, at: sequence, storedBytes: stored)
         try AttachmentReferences.update(db, row, state: state, hadAttachments: hadAttachments)
         changes.append(DocumentChange(key: row.key, delta: delta, state: state, sequence: sequence, withheld: withheld))
         if local { delta.forEachEvent { versionAdded.observe($0) } }
