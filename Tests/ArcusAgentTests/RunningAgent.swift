@@ -1,3 +1,4 @@
+import ArcusAgent
 import ArcusCRDT
 import AsyncHTTPClient
 import Foundation
@@ -50,22 +51,20 @@ final class RunningAgent: @unchecked Sendable {
         try process.run()
         let deadline = Date().addingTimeInterval(patience)
         while Date() < deadline {
-            let text = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
-            if let line = text.split(separator: "\n").first,
-               case .object(let ready) = try Value(json: String(line)),
-               case .string(let url)? = ready["http"], case .string(let peer)? = ready["peer"] {
-                #expect(ready["agent"] == "ready")
+            switch AgentReadyLine.look(at: process, output: out) {
+            case .ready(let ready):
+                #expect(ready.fields["agent"] == "ready")
                 // An agent from before the API had a token (ARCUS_BINARY, to show that a test fails
                 // there) names none: its requests then go with an empty one.
-                let tokenFile = ready["token_file"]?.stringValue ?? (data as NSString).appendingPathComponent("api-token")
+                let tokenFile = ready.tokenFile ?? (data as NSString).appendingPathComponent("api-token")
                 let token = (try? String(contentsOfFile: tokenFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-                return RunningAgent(process: process, url: url, peer: peer, standardOutput: out, standardError: err, token: token)
-            }
-            if !process.isRunning {
+                return RunningAgent(process: process, url: ready.http, peer: ready.peer ?? "", standardOutput: out, standardError: err, token: token)
+            case .exited(let status):
                 let error = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
-                throw ArcusProcess.ProcessError("the agent exited with status \(process.terminationStatus) before it was ready: \(error)")
+                throw ArcusProcess.ProcessError("the agent exited with status \(status) before it was ready: \(error)")
+            case .starting:
+                usleep(20_000)
             }
-            usleep(20_000)
         }
         process.terminate()
         throw ArcusProcess.ProcessError("the agent printed no ready line within \(patience) s")

@@ -53,23 +53,21 @@ final class AgentProcess {
 
         let started = ContinuousClock.now
         while true {
-            let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-            if let line = text.split(separator: "\n").first, text.contains("\n"),
-               case .object(let ready)? = try? Value(json: String(line)), case .string(let url)? = ready["http"] {
-                let tokenFile = ready["token_file"]?.stringValue
-                client = try AgentClient(url: url, tokenFile: tokenFile)
-                lanAddress = ready["lan"]?.stringValue
-                break
+            switch AgentReadyLine.look(at: process, output: output) {
+            case .ready(let line):
+                client = try AgentClient(url: line.http, tokenFile: line.tokenFile)
+                lanAddress = line.lan
+            case .exited(let status):
+                throw BenchError("the \(name) agent exited (\(status)) before it was ready: \(Self.lastLines(of: errors))")
+            case .starting:
+                if ContinuousClock.now - started > patience {
+                    process.terminate()
+                    throw BenchError("the \(name) agent printed no ready line within \(patience): \(Self.lastLines(of: errors))")
+                }
+                try await Task.sleep(for: .milliseconds(20))
+                continue
             }
-            if !process.isRunning {
-                process.waitUntilExit()
-                throw BenchError("the \(name) agent exited (\(process.terminationStatus)) before it was ready: \(Self.lastLines(of: errors))")
-            }
-            if ContinuousClock.now - started > patience {
-                process.terminate()
-                throw BenchError("the \(name) agent printed no ready line within \(patience): \(Self.lastLines(of: errors))")
-            }
-            try await Task.sleep(for: .milliseconds(20))
+            break
         }
         sampleMemory()
     }
@@ -91,9 +89,17 @@ final class AgentProcess {
         if process.isRunning {
             kill(pid, SIGTERM)
             let asked = ContinuousClock.now
+            var killed = false
             while process.isRunning {
-                if ContinuousClock.now - asked > patience { kill(pid, SIGKILL) }
-                try? await Task.sleep(for: .milliseconds(20))
+                if !killed, ContinuousClock.now - asked > patience {
+                    kill(pid, SIGKILL)
+                    killed = true
+                }
+                // Not `Task.sleep`: in a cancelled bench it returns at once, and this would spin;
+                // a cancelled bench still has to reap its agents.
+                await withCheckedContinuation { (resumed: CheckedContinuation<Void, Never>) in
+                    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { resumed.resume() }
+                }
             }
         }
         process.waitUntilExit()

@@ -251,30 +251,15 @@ public struct LANBench {
         defer { observing.cancel() }
         var iterator = seen.stream.makeAsyncIterator()
         guard await iterator.next() != nil else { throw BenchError("the follower's observe stream ended before its first result: \(follower.lastWords)") }
-        var latencies: [Double] = []
-        for round in 0..<options.updates {
-            follower.sampleMemory()
-            let written = monotonicSeconds()
+        let pause = options.pause
+        return try await UpdateRounds.time(
+            options.updates, pause: pause, observed: seen.continuation, seen: &iterator,
+            describe: "one update at a time, through the API", progress: progress, beforeEach: { follower.sampleMemory() }
+        ) { round in
             _ = try await source.client.execute(
-                "UPDATE orders SET benchRound = :round WHERE _id = :id", arguments: ["round": .int(Int64(round)), "id": .string(id)]
+                "UPDATE orders SET benchRound = :round WHERE _id = :id", arguments: ["round": .int(round), "id": .string(id)]
             )
-            // Past 30 s, the stream is finished and the bench gives up.
-            let watchdog = Task {
-                try await Task.sleep(for: .seconds(30))
-                seen.continuation.finish()
-            }
-            while true {
-                guard let value = await iterator.next() else {
-                    throw BenchError("update \(round) did not reach the follower's observer within 30 s")
-                }
-                if value == Int64(round) { break }
-            }
-            watchdog.cancel()
-            latencies.append(monotonicSeconds() - written)
-            progress?("one update at a time, through the API", Double(round + 1) / Double(options.updates))
-            try await Task.sleep(for: options.pause)
         }
-        return Latencies(latencies)
     }
 
     /// Whether the two data directories (their agents stopped) hold the same `orders`, all

@@ -55,35 +55,17 @@ enum TwoAgentBench {
         from source: BenchAgent, to follower: BenchAgent, rounds: Int, pause: Duration, progress: ((String, Double) -> Void)?
     ) async throws -> Latencies {
         let id = FleetDocuments.id(7)
-        let seen = AsyncStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(16))
+        let seen = AsyncStream.makeStream(of: Int64.self, bufferingPolicy: .bufferingNewest(16))
         let observer = try follower.agent.store.registerObserver("SELECT * FROM orders WHERE _id = :id", arguments: ["id": .string(id)]) { event in
-            if case .object(let document)? = event.items.first, let round = document["benchRound"] { seen.continuation.yield(round) }
+            if case .object(let document)? = event.items.first, case .int(let round)? = document["benchRound"] { seen.continuation.yield(round) }
         }
         defer { observer.cancel() }
         var iterator = seen.stream.makeAsyncIterator()
-        var latencies: [Double] = []
-        for round in 0..<rounds {
-            let written = monotonicSeconds()
+        return try await UpdateRounds.time(rounds, pause: pause, observed: seen.continuation, seen: &iterator, describe: "one update at a time", progress: progress) { round in
             _ = try source.agent.store.write { tx in
-                _ = try tx.upsert(["_id": .string(id), "benchRound": .int(Int64(round))], into: "orders")
+                _ = try tx.upsert(["_id": .string(id), "benchRound": .int(round)], into: "orders")
             }
-            // Past 30 s, the stream is finished and the bench gives up.
-            let watchdog = Task {
-                try await Task.sleep(for: .seconds(30))
-                seen.continuation.finish()
-            }
-            while true {
-                guard let value = await iterator.next() else {
-                    throw BenchError("update \(round) did not reach the follower within 30 s")
-                }
-                if value == .int(Int64(round)) { break }
-            }
-            watchdog.cancel()
-            latencies.append(monotonicSeconds() - written)
-            progress?("one update at a time", Double(round + 1) / Double(rounds))
-            try await Task.sleep(for: pause)
         }
-        return Latencies(latencies)
     }
 
     /// Whether both hold the same `orders`.
