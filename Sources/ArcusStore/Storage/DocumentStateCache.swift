@@ -87,17 +87,21 @@ final class DocumentStateCache: Sendable {
     /// and, if that is not enough, others, until `cost` fits in three quarters of the capacity.
     private static func makeRoom(for cost: Int, in contents: inout Contents, capacity: Int) {
         let target = capacity * 3 / 4 - cost
-        for (key, entry) in contents.entries {
-            if entry.used {
-                contents.entries[key]?.used = false
-            } else {
-                contents.entries[key] = nil
-                contents.cost -= entry.cost
-            }
+        // Rebuilt in one pass: removing entries while iterating the dictionary would copy it.
+        var kept: [(DocumentKey, Entry)] = []
+        kept.reserveCapacity(contents.entries.count)
+        var keptCost = 0
+        for (key, var entry) in contents.entries where entry.used {
+            entry.used = false
+            kept.append((key, entry))
+            keptCost += entry.cost
         }
-        while contents.cost > target, let (key, entry) = contents.entries.first {
-            contents.entries[key] = nil
-            contents.cost -= entry.cost
+        var dropped = 0
+        while keptCost > target, dropped < kept.count {
+            keptCost -= kept[dropped].1.cost
+            dropped += 1
         }
+        contents.entries = Dictionary(uniqueKeysWithValues: kept[dropped...])
+        contents.cost = keptCost
     }
 }

@@ -15,6 +15,8 @@ public final class Store: Sendable {
     /// This replica's site id, stable for the life of the data directory.
     public let site: SiteID
     let writer: any DatabaseWriter
+    /// The writer, when it is a store in memory's single connection: reads go straight to it.
+    private let memoryQueue: DatabaseQueue?
     private let lock: DataDirectoryLock?
     private let clock: Mutex<HybridLogicalClock>
     /// The change-log position of the latest change.
@@ -119,6 +121,7 @@ public final class Store: Sendable {
 
     private init(writer: any DatabaseWriter, directory: URL?, lock: DataDirectoryLock?, options: Options, accessChanges: [String] = []) throws {
         self.writer = writer
+        memoryQueue = writer as? DatabaseQueue
         self.accessChanges = accessChanges
         stateCache = DocumentStateCache(capacity: options.stateCacheBytes)
         self.directory = directory
@@ -290,7 +293,7 @@ public final class Store: Sendable {
         // A store in memory has one connection, and every access to it waits its turn, so
         // nothing can write between the statements of a read: it needs no transaction of its
         // own (GRDB's `read` opens one, and parses its BEGIN and COMMIT each time).
-        if let queue = writer as? DatabaseQueue { return try queue.unsafeRead(body) }
+        if let memoryQueue { return try memoryQueue.unsafeRead(body) }
         return try writer.read(body)
     }
 
