@@ -68,6 +68,8 @@ public final class SyncEngine: Sendable {
     let sessionExecutor = DispatchQueueExecutor(label: "arcus.sync")
     let attachments: AttachmentFetches
     let progress = SyncProgressTracker()
+    /// How far each peer served has acknowledged this store's log (`acknowledgements(of:)`).
+    let acknowledgements = PeerAcknowledgements()
     private let hooks = Mutex<[ChangeListener]>([])
     /// Per peer (its key), the writers whose credentials it was given (see `credentialsToGive`).
     private let credentialsGiven = Mutex<[String: Set<SiteID>]>([:])

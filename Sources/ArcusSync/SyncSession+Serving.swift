@@ -329,12 +329,19 @@ extension SyncSession {
     }
 
     func persist(_ subscription: ServedSubscription) {
+        reportAcknowledged(subscription)
         do {
             try store.setSyncRecord(SyncRecords.servedKey(peer: peerKey, subscription.id), subscription.record)
             served[subscription.id]?.unsaved = false
         } catch {
             engine.options.log(.warning, "could not record \(peerDescription)'s progress on \(subscription.query): \(error)")
         }
+    }
+
+    /// Tells the engine how far the peer has acknowledged (for `SyncEngine.peer(_:holding:)`).
+    private func reportAcknowledged(_ subscription: ServedSubscription) {
+        engine.acknowledgements.record(
+            peer: peerKey, PeerAcknowledgement(subscriptionID: subscription.id, query: subscription.query, position: subscription.acknowledged))
     }
 
     /// Persists the positions that moved without an acknowledgement (when the session ends).
@@ -425,6 +432,7 @@ extension SyncSession {
                 // waits for an acknowledgement: the position moves without asking for one.
                 subscription.acknowledged = subscription.cursor
                 subscription.unsaved = true
+                reportAcknowledged(subscription)
             }
             if !documents.isEmpty { subscription.sentThrough = max(subscription.sentThrough, subscription.cursor) }
             let reply = subscription.owedReplies > 0 && complete

@@ -20,13 +20,13 @@ struct AgentProcessTests {
         let agent = try await RunningAgent.launch(data: data)
         let insert = try await agent.execute("INSERT INTO cars DOCUMENTS ({'_id': 'a', 'color': 'blue'}), ({'_id': 'b', 'color': 'red'})")
         #expect(insert.status == 200, "\(insert.body)")
-        #expect(insert.json == ["items": [], "mutatedDocumentIDs": ["a", "b"]])
+        #expect(insert.json == ["items": [], "mutatedDocumentIDs": ["a", "b"], "commit_id": 2])
         let withArgs = try await agent.request(.POST, "/v1/execute", body: #"{"statement": "SELECT * FROM cars WHERE color = :c", "args": {"c": "red"}}"#)
         #expect(withArgs.json == ["items": [["_id": "b", "color": "red"]], "mutatedDocumentIDs": []])
 
         let remote = try ArcusProcess.run(["exec", "--agent", agent.url, "UPDATE cars SET color = 'green' WHERE _id = 'a'"])
         #expect(remote.status == 0, "\(remote.standardError)")
-        #expect(try Value(json: remote.standardOutput) == ["items": [], "mutatedDocumentIDs": ["a"]])
+        #expect(try Value(json: remote.standardOutput) == ["items": [], "mutatedDocumentIDs": ["a"], "commit_id": 3])
         let select = "SELECT * FROM cars ORDER BY _id"
         let throughAgent = try ArcusProcess.run(["exec", "--agent", agent.url, select])
         #expect(throughAgent.status == 0, "\(throughAgent.standardError)")

@@ -25,7 +25,7 @@ struct AgentTokenCLITests {
         let url = agent.url
         let exec = try await ArcusProcess.runOffPool(["exec", "--agent", url, "INSERT INTO cars DOCUMENTS ({'_id': 'a'})"], environment: environment)
         #expect(exec.status == 0, "\(exec.standardError)")
-        #expect(try Value(json: exec.standardOutput) == ["items": [], "mutatedDocumentIDs": ["a"]])
+        #expect(try Value(json: exec.standardOutput) == ["items": [], "mutatedDocumentIDs": ["a"], "commit_id": 1])
         for command in [
             ["status", "--agent", url, "--json"], ["peers", "--agent", url], ["subscribe", "--agent", url, "SELECT * FROM cars"],
             ["attachment", "list", "--agent", url], ["status", "--page", "--agent", url],

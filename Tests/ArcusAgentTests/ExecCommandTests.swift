@@ -16,7 +16,8 @@ struct ExecCommandTests {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let insert = try exec("INSERT INTO cars DOCUMENTS (:doc), ({'_id': 'b', 'color': 'red'})", args: #"{"doc": {"_id": "a", "color": "blue", "year": 2018}}"#)
         #expect(insert.status == 0, "\(insert.standardError)")
-        #expect(try Value(json: insert.standardOutput) == ["items": [], "mutatedDocumentIDs": ["a", "b"]])
+        // A write says its commit: the change-log position of its last change (a fresh store's 2nd).
+        #expect(try Value(json: insert.standardOutput) == ["items": [], "mutatedDocumentIDs": ["a", "b"], "commit_id": 2])
         let select = try exec("SELECT * FROM cars WHERE color = :c", args: #"{"c": "blue"}"#)
         #expect(select.status == 0)
         #expect(try Value(json: select.standardOutput) == ["items": [["_id": "a", "color": "blue", "year": 2018]], "mutatedDocumentIDs": []])

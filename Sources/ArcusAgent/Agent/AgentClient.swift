@@ -53,6 +53,16 @@ public struct AgentClient: Sendable {
         return try await send(.POST, "/v1/execute", body: body)
     }
 
+    /// `POST /v1/execute` with `wait_synced`: answers once every peer in `peers` (ids or names)
+    /// holds what the statement wrote, or fails after `timeout` seconds saying which do not.
+    public func execute(_ statement: String, arguments: [String: Value], waitSynced peers: [String], timeout: Double) async throws(CommandError) -> String {
+        let body = Value.object([
+            "statement": .string(statement), "args": .object(arguments),
+            "wait_synced": .array(peers.map { .string($0) }), "timeout": .double(timeout),
+        ]).jsonString
+        return try await send(.POST, "/v1/execute", body: body, timeout: .milliseconds(Int64(timeout * 1000) + 60_000))
+    }
+
     /// `POST /v1/subscriptions`: `{"id": …, "query": …}`.
     public func subscribe(_ query: String, arguments: [String: Value]) async throws(CommandError) -> String {
         let body = Value.object(["query": .string(query), "args": .object(arguments)]).jsonString
@@ -206,14 +216,14 @@ public struct AgentClient: Sendable {
         }
     }
 
-    private func send(_ method: HTTPMethod, _ path: String, body: String?) async throws(CommandError) -> String {
+    private func send(_ method: HTTPMethod, _ path: String, body: String?, timeout: TimeAmount = .seconds(60)) async throws(CommandError) -> String {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = method
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(string: body))
         }
-        return try await answer(to: request, timeout: .seconds(60))
+        return try await answer(to: request, timeout: timeout)
     }
 
     /// The body of a 2xx answer to `request` (at most 64 MiB, without its last newline); any

@@ -70,8 +70,11 @@ public enum AgentHTTPAPI {
             let body = try await jsonObject(request)
             let statement = try string(body, "statement")
             let arguments = try object(body, "args")
+            let wait = try syncedWait(body, agent: agent)
             do {
-                return JSONResponse.make(try agent.store.execute(statement, arguments: arguments).jsonString)
+                let result = try agent.store.execute(statement, arguments: arguments)
+                guard let wait else { return JSONResponse.make(result.jsonString) }
+                return try await answer(result, after: wait, engine: agent.engine)
             } catch let error as DQLError {
                 throw APIError(.badRequest, "error at \(error.description)")
             } catch let error as StoreError {
@@ -154,6 +157,43 @@ public enum AgentHTTPAPI {
         }
         guard case .object(let object) = value else { throw APIError(.badRequest, "the body must be a JSON object") }
         return object
+    }
+
+    /// The body's `wait_synced` (peer ids or names) and `timeout` (seconds, default 30), if any.
+    static func syncedWait(_ body: [String: Value], agent: Agent) throws -> SyncedWait? {
+        let names: [String]
+        switch body["wait_synced"] {
+        case nil, .null?: return nil
+        case .array(let items)?:
+            names = try items.map { item in
+                guard case .string(let name) = item else { throw APIError(.badRequest, "\"wait_synced\" must be an array of peer ids or names") }
+                return name
+            }
+        default: throw APIError(.badRequest, "\"wait_synced\" must be an array of peer ids or names, such as [\"truck-7\"]")
+        }
+        var timeout = SyncedWait.defaultTimeout
+        switch body["timeout"] {
+        case nil, .null?: break
+        case .int(let seconds)?: timeout = .seconds(seconds)
+        case .double(let seconds)? where seconds.isFinite && abs(seconds) < 1e9: timeout = .milliseconds(Int64(seconds * 1000))
+        default: throw APIError(.badRequest, "\"timeout\" must be a number of seconds")
+        }
+        return try SyncedWait(peers: names, timeout: timeout, graph: agent.presence.graph)
+    }
+
+    /// A write's result once every peer `wait` names holds it; else 504 with who does not and
+    /// why (the write is committed either way, and the answer says so).
+    static func answer(_ result: QueryResult, after wait: SyncedWait, engine: SyncEngine) async throws -> Response {
+        var fields = result.json
+        let unheld = try await wait.unheld(result.writtenDocuments, engine: engine)
+        guard !unheld.isEmpty else {
+            fields["synced"] = .array(wait.targets.map { .string($0.named) })
+            return JSONResponse.make(Value.object(fields).jsonString)
+        }
+        let reasons = unheld.map { "\($0.0.named) \(SyncedWait.reason($0.1))" }
+        fields["error"] = .string("committed here as commit \(result.commitID ?? 0), but not yet held by every peer named after \(wait.timeout.inSeconds) s: " + reasons.joined(separator: "; "))
+        fields["unsynced"] = .array(unheld.map { .string($0.0.named) })
+        return JSONResponse.make(Value.object(fields).jsonString, status: .gatewayTimeout)
     }
 
     static func string(_ body: [String: Value], _ key: String) throws -> String {

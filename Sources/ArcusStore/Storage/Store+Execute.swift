@@ -17,6 +17,9 @@ extension Store {
         var result = QueryResult()
         try write { transaction in
             result = try QueryExecutor(transaction: transaction).execute(statement, arguments: arguments)
+            let changes = transaction.changes
+            result.commitID = changes.last.map { _ in changes.map(\.sequence).max() ?? 0 }
+            result.writtenDocuments = changes.filter { $0.evicted == nil && $0.state != nil }.map(\.key)
         }
         return result
     }

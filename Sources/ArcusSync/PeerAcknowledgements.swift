@@ -1,0 +1,79 @@
+import ArcusCRDT
+import ArcusStore
+import Synchronization
+
+/// How far a peer has acknowledged this store's change log for one subscription of its that
+/// this store serves: it has merged every change up to `position` that `query` matches (or
+/// was known to have it already).
+public struct PeerAcknowledgement: Sendable, Equatable {
+    public var subscriptionID: UInt64
+    public var query: SubscriptionQuery
+    public var position: Int64
+}
+
+/// Whether a peer holds a write, as `SyncEngine.peer(_:holding:)` tells.
+public enum PeerHolding: Sendable, Equatable {
+    /// It has acknowledged every document's current state.
+    case holds
+    /// It subscribes to the document but has acknowledged the log only up to `acknowledged`;
+    /// the document's row is at `needed`.
+    case behind(DocumentKey, acknowledged: Int64, needed: Int64)
+    /// None of its subscriptions (as this store serves them) matches the document: it will not
+    /// get it from this store.
+    case notSubscribed(DocumentKey)
+}
+
+/// The acknowledgements sessions report as they move, per peer (its key: the hex of its hello's
+/// peer id) and subscription. The latest report stands: a peer that lost data acknowledges less.
+final class PeerAcknowledgements: Sendable {
+    private struct Key: Hashable {
+        let peer: String
+        let subscription: UInt64
+    }
+
+    private let entries = Mutex<[Key: PeerAcknowledgement]>([:])
+
+    func record(peer: String, _ acknowledgement: PeerAcknowledgement) {
+        entries.withLock { $0[Key(peer: peer, subscription: acknowledgement.subscriptionID)] = acknowledgement }
+    }
+
+    func of(_ peer: String) -> [PeerAcknowledgement] {
+        entries.withLock { $0.filter { $0.key.peer == peer }.map(\.value) }
+    }
+}
+
+extension SyncEngine {
+    /// What `peer` (its key: the hex of its hello's peer id) has acknowledged of each of its
+    /// subscriptions this store serves: as its sessions reported, else as the records of
+    /// earlier ones (from before a restart) say. By subscription id.
+    public func acknowledgements(of peer: String) -> [PeerAcknowledgement] {
+        var byID: [UInt64: PeerAcknowledgement] = [:]
+        let prefix = SyncRecords.servedKey(peer: peer, 0).dropLast()
+        for (key, bytes) in (try? store.syncRecords(prefix: String(prefix))) ?? [] {
+            guard let id = UInt64(key.dropFirst(prefix.count)), let served = ServedSubscription(id: id, record: bytes) else { continue }
+            byID[id] = PeerAcknowledgement(subscriptionID: id, query: served.query, position: served.acknowledged)
+        }
+        for reported in acknowledgements.of(peer) { byID[reported.subscriptionID] = reported }
+        return byID.values.sorted { $0.subscriptionID < $1.subscriptionID }
+    }
+
+    /// Whether `peer` holds the current state of each of `keys` (the documents a write changed,
+    /// `QueryResult.writtenDocuments`): some subscription of its that matches the document has
+    /// acknowledged the log up to where the document's row is now. A row only moves up the log,
+    /// and its state then includes the earlier one, so this holds for the write too. A document
+    /// no longer in the store (evicted) is not waited for.
+    public func peer(_ peer: String, holding keys: [DocumentKey]) throws -> PeerHolding {
+        let acknowledged = acknowledgements(of: peer)
+        for document in try store.loggedDocuments(keys) {
+            let value = document.value
+            let matching = acknowledged.filter { acknowledgement in
+                if let value { return acknowledgement.query.matches(collection: document.key.collection, value: value) }
+                // A removal goes to every subscriber of the collection.
+                return acknowledgement.query.collection == nil || acknowledgement.query.collection == document.key.collection
+            }
+            guard let furthest = matching.map(\.position).max() else { return .notSubscribed(document.key) }
+            if furthest < document.sequence { return .behind(document.key, acknowledged: furthest, needed: document.sequence) }
+        }
+        return .holds
+    }
+}

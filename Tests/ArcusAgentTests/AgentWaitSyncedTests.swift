@@ -1,0 +1,53 @@
+import ArcusCRDT
+import Foundation
+import Testing
+
+/// `arcus exec --wait-synced`: a write answered only once the peers named hold it, between two
+/// agent processes over LAN TCP; and, with a peer gone, a clear failure after the timeout.
+@Suite(.serialized)
+struct AgentWaitSyncedTests {
+    static func exec(_ agent: RunningAgent, data: String, _ extra: [String], _ statement: String) async throws -> ArcusProcess.Outcome {
+        try await ArcusProcess.runOffPool(["exec", "--agent", agent.url, "--token-file", data + "/api-token"] + extra + [statement])
+    }
+
+    @Test("a write with --wait-synced returns once the peer named (by id or by name) holds it; an unknown name is refused; with the peer stopped it fails after --timeout naming it, the write kept here")
+    func waitSynced() async throws {
+        let scratch = try MeshScratch("wait-synced")
+        defer { scratch.remove() }
+        let port = try freePort()
+        let lan = ["--config", scratch.config.path, "--transports", "lan"]
+        let (aData, bData) = (scratch.data("a"), scratch.data("b"))
+        let b = try await RunningAgent.launch(data: bData, lan + ["--listen", "127.0.0.1:\(port)", "--subscribe", "SELECT * FROM cars", "--name", "truck-b"])
+        defer { _ = b.stop() }
+        let a = try await RunningAgent.launch(data: aData, lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"])
+        defer { _ = a.stop() }
+        // Linked and synced once (b's subscription reached a), so that the waits below time the write.
+        _ = try await a.execute("INSERT INTO cars DOCUMENTS ({'_id': 'first'})")
+        #expect(try await b.wait(until: "SELECT * FROM cars", contains: "first").found, "\(a.log)\n\(b.log)")
+
+        let byID = try await Self.exec(a, data: aData, ["--wait-synced", b.peer, "--timeout", "30"], "INSERT INTO cars DOCUMENTS ({'_id': 'x1', 'make': 'volvo'})")
+        #expect(byID.status == 0, "\(byID.standardError)")
+        let answer = try Value(json: byID.standardOutput)
+        #expect(answer[path: "synced"] == [.string(b.peer)])
+        guard case .int(let commit)? = answer[path: "commit_id"] else { Issue.record("no commit_id: \(byID.standardOutput)"); return }
+        #expect(commit > 1)
+        // Held means there already: no waiting on b's side.
+        #expect(try await b.execute("SELECT * FROM cars WHERE _id = 'x1'").body.contains("volvo"))
+
+        let byName = try await Self.exec(a, data: aData, ["--wait-synced", "truck-b"], "UPDATE cars SET make = 'saab' WHERE _id = 'x1'")
+        #expect(byName.status == 0, "\(byName.standardError)")
+        #expect(try await b.execute("SELECT * FROM cars WHERE _id = 'x1'").body.contains("saab"))
+
+        let unknown = try await Self.exec(a, data: aData, ["--wait-synced", "nobody"], "UPDATE cars SET make = 'fiat' WHERE _id = 'x1'")
+        #expect(unknown.status == 2)
+        #expect(unknown.standardError.contains("no peer named nobody"), "\(unknown.standardError)")
+
+        #expect(b.stop() == 0)
+        let started = Date()
+        let gone = try await Self.exec(a, data: aData, ["--wait-synced", b.peer, "--timeout", "2"], "UPDATE cars SET make = 'audi' WHERE _id = 'x1'")
+        #expect(gone.status == 1, "\(gone.standardOutput)")
+        #expect(gone.standardError.contains("not yet held") && gone.standardError.contains(b.peer), "\(gone.standardError)")
+        #expect(Date().timeIntervalSince(started) >= 2)
+        #expect(try await a.execute("SELECT make FROM cars WHERE _id = 'x1'").body.contains("audi"))
+    }
+}
