@@ -136,6 +136,18 @@ extension Agent {
             return nil
         }
         let peer = secured.link.peer
+        if !admission.isEmpty {
+            let decision = await admission.decide(peer, transport: kind.rawValue)
+            guard decision.admitted else {
+                strangerLog.log(
+                    .warning, "refused a peer by the connection policy", "refused \(peer) by the connection policy (\(decision.by))",
+                    source: peer.peerID.description,
+                    metadata: ["peer": "\(peer.peerID)", "by": "\(decision.by)", "reason": "\(decision.reason ?? "")"]
+                )
+                secured.link.close()
+                return nil
+            }
+        }
         // On a scarce transport a slot is taken, under a lock, once the peer has said hello, and
         // held until the link is bound: links admitted at once cannot together pass the limit.
         let reserved = Mutex<PeerID?>(nil)

@@ -56,6 +56,8 @@ public final class Agent: Service, Sendable {
     let pendingHandshakes: PendingHandshakes
     /// Lines about links others open (failed handshakes, refusals), at a bounded rate.
     let strangerLog: RateLimitedLog
+    /// The connection policy, asked before an authenticated peer's link joins a session.
+    let admission: AdmissionPolicy
 
     /// - Parameter transports: transports to run instead of those `configuration` names, for a
     ///   program that embeds the agent or a test that links agents over one loopback network.
@@ -125,6 +127,7 @@ public final class Agent: Service, Sendable {
             throw CommandError("cannot start the sync engine: \(error)")
         }
         multiplexer = Multiplexer(localPeer: identity.peerID, presence: presence)
+        admission = configuration.admission
         pendingHandshakes = PendingHandshakes(limits: configuration.pendingHandshakes, observe: { event in
             metrics.count(event)
             if case .refused(let kind, let source, let refusal) = event {

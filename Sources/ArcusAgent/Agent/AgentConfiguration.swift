@@ -68,6 +68,9 @@ public struct AgentConfiguration: Sendable {
     /// What an acknowledged write survives (`durability`, `--durability`): by default `full`,
     /// a power cut too.
     public var durability = Durability.full
+    /// The connection policy (`admission_allow`, `admission_deny`, `admission_callback`,
+    /// `admission_callback_timeout_s`): who may open a session, beyond what the mesh credential admits.
+    var admission = AdmissionPolicy()
 
     public static let defaultHTTP = LANAddress(host: "127.0.0.1", port: 4747)
 
@@ -122,6 +125,10 @@ public struct AgentConfiguration: Sendable {
         var handshake_deadline_s: Double?
         var clock_skew_allowance: String?
         var durability: String?
+        var admission_allow: [String]?
+        var admission_deny: [String]?
+        var admission_callback: String?
+        var admission_callback_timeout_s: Double?
     }
 
     static let fileKeys: Set<String> = [
@@ -129,7 +136,7 @@ public struct AgentConfiguration: Sendable {
         "revocation_file", "ble_emulated", "ble_links", "ble_psm", "ble_adapter", "cloud", "cloud_credentials_file", "cloud_ca_file", "cloud_certificate_file",
         "cloud_key_file", "cloud_store_and_forward", "cloud_stored_max_age_s", "cloud_stored_max_bytes", "role",
         "release_startup_memory", "pending_handshakes", "pending_handshakes_per_source", "handshake_deadline_s", "clock_skew_allowance",
-        "durability",
+        "durability", "admission_allow", "admission_deny", "admission_callback", "admission_callback_timeout_s",
     ]
 
     /// The command line's options over the file's (a list given on the command line replaces
@@ -203,7 +210,28 @@ public struct AgentConfiguration: Sendable {
         if let text = durability ?? file?.durability {
             configuration.durability = try Durability.parse(text, option: durability != nil ? "--durability" : "durability")
         }
+        if let file { configuration.admission = try admissionPolicy(file) }
         return configuration
+    }
+
+    private static func admissionPolicy(_ file: File) throws(CommandError) -> AdmissionPolicy {
+        var allow: [AdmissionRule] = [], deny: [AdmissionRule] = []
+        for text in file.admission_allow ?? [] { allow.append(try AdmissionRule(parsing: text, key: "admission_allow")) }
+        for text in file.admission_deny ?? [] { deny.append(try AdmissionRule(parsing: text, key: "admission_deny")) }
+        if let url = file.admission_callback {
+            guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
+                throw CommandError("admission_callback must be an http:// or https:// URL, such as http://127.0.0.1:9000/admit; got \(url.debugDescription)", exitStatus: 2)
+            }
+        }
+        var timeout = AdmissionPolicy.defaultCallbackTimeout
+        if let seconds = file.admission_callback_timeout_s {
+            guard file.admission_callback != nil else { throw CommandError("admission_callback_timeout_s goes with admission_callback", exitStatus: 2) }
+            guard seconds >= 0.1, seconds <= 120 else {
+                throw CommandError("admission_callback_timeout_s must be between 0.1 and 120 seconds; got \(seconds)", exitStatus: 2)
+            }
+            timeout = .milliseconds(Int64(seconds * 1_000))
+        }
+        return AdmissionPolicy(allow: allow, deny: deny, callback: file.admission_callback, callbackTimeout: timeout)
     }
 
     /// Throws unless `http` is a loopback address or the API was exposed on purpose: anything

@@ -104,7 +104,7 @@ public enum AgentHTTPAPI {
             return JSONResponse.make(Value.object(["id": .int(Int64(id)), "cancelled": .bool(true)]).jsonString)
         }
         add(.peers, to: router) { _, _ in
-            JSONResponse.make(PeersDocument(graph: agent.presence.graph, local: agent.identity.peerID).json.jsonString)
+            JSONResponse.make(PeersDocument(graph: agent.presence.graph, local: agent.identity.peerID, admissions: agent.admission.decisions).json.jsonString)
         }
         add(.metrics, to: router) { _, _ in
             await agent.metrics.refresh(from: agent.engine)

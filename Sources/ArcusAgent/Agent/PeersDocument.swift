@@ -7,11 +7,21 @@ import ArcusMesh
 struct PeersDocument {
     let graph: PresenceGraph
     let local: PeerID
+    /// The connection policy's latest decision on each peer it was asked about.
+    var admissions: [AdmissionPolicy.Record] = []
 
     var json: Value {
         let routes = graph.routes(from: local)
         let peers = graph.peers.values.sorted { ($0.id == local ? 0 : 1, $0.id) < ($1.id == local ? 0 : 1, $1.id) }
         return .object([
+            "admission": .array(admissions.map { record in
+                .object([
+                    "peer": .string(record.peer.description), "name": record.name.map(Value.string) ?? .null,
+                    "admitted": .bool(record.decision.admitted), "by": .string(record.decision.by),
+                    "reason": record.decision.reason.map(Value.string) ?? .null, "transport": .string(record.transport),
+                    "at": .double((record.at.timeIntervalSince1970 * 1000).rounded() / 1000),
+                ])
+            }),
             "self": .string(local.description),
             "version": .int(Int64(graph.version)),
             "peers": .array(peers.map { peer in

@@ -34,6 +34,17 @@ public struct PeersTable {
         } else {
             lines += ["", "no links"]
         }
+        if case .array(let decisions)? = graph["admission"], !decisions.isEmpty {
+            var rows = [["ADMISSION", "PEER", "NAME", "TRANSPORT", "BY", "REASON"]]
+            for case .object(let decision) in decisions {
+                rows.append([
+                    decision["admitted"] == .bool(true) ? "admitted" : "refused", decision["peer"]?.stringValue ?? "?",
+                    decision["name"]?.stringValue ?? "", decision["transport"]?.stringValue ?? "",
+                    decision["by"]?.stringValue ?? "", decision["reason"]?.stringValue ?? "",
+                ])
+            }
+            lines += [""] + Self.columns(rows)
+        }
         text = lines.joined(separator: "\n")
     }
 

@@ -41,7 +41,7 @@ struct StatusDocument {
             "subscriptions": SubscriptionDocument.all(agent.engine),
             "attachments": .array(agent.engine.attachmentFetches.map(\.json)),
             "bluetooth_signal": .array(signal.map { .object(["peer": .string($0.peer.description), "rssi_dbm": .int(Int64($0.dBm))]) }),
-            "graph": PeersDocument(graph: agent.presence.graph, local: agent.identity.peerID).json,
+            "graph": PeersDocument(graph: agent.presence.graph, local: agent.identity.peerID, admissions: agent.admission.decisions).json,
         ])
     }
 }
