@@ -47,9 +47,18 @@ extension SyncEngine {
     /// subscriptions this store serves: as its sessions reported, else as the records of
     /// earlier ones (from before a restart) say. By subscription id.
     public func acknowledgements(of peer: String) -> [PeerAcknowledgement] {
+        acknowledgements(of: peer, records: (try? store.syncRecords(prefix: Self.servedRecordPrefix(peer))) ?? [])
+    }
+
+    /// The prefix of the sync records that say what `peer` acknowledged.
+    public static func servedRecordPrefix(_ peer: String) -> String { String(SyncRecords.servedKey(peer: peer, 0).dropLast()) }
+
+    /// `acknowledgements(of:)` with the records (`servedRecordPrefix`) already read: for a reader
+    /// inside a read of the store, which must not start another.
+    public func acknowledgements(of peer: String, records: [(key: String, value: [UInt8])]) -> [PeerAcknowledgement] {
         var byID: [UInt64: PeerAcknowledgement] = [:]
-        let prefix = SyncRecords.servedKey(peer: peer, 0).dropLast()
-        for (key, bytes) in (try? store.syncRecords(prefix: String(prefix))) ?? [] {
+        let prefix = Self.servedRecordPrefix(peer)
+        for (key, bytes) in records where key.hasPrefix(prefix) {
             guard let id = UInt64(key.dropFirst(prefix.count)), let served = ServedSubscription(id: id, record: bytes) else { continue }
             byID[id] = PeerAcknowledgement(subscriptionID: id, query: served.query, position: served.acknowledged)
         }

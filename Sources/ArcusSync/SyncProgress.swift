@@ -43,6 +43,12 @@ final class SyncProgressTracker: Sendable {
     }
 
     private let entries = Mutex<[Key: SubscriptionSyncProgress]>([:])
+    /// When a batch last came from each peer (by its key), whatever session brought it: kept
+    /// after the session ends.
+    private let lastReceived = Mutex<[String: Double]>([:])
+
+    /// When a batch last came from `peer` (seconds since 1970), if one ever did since the start.
+    func lastReceived(from peer: String) -> Double? { lastReceived.withLock { $0[peer] } }
 
     /// This side told the peer what it has of the subscription: a sync begins.
     func started(_ subscription: UInt64, session: ObjectIdentifier, peerID: String, peer: String) {
@@ -56,6 +62,8 @@ final class SyncProgressTracker: Sendable {
         entries.withLock { entries in
             let key = Key(subscription: batch.subscriptionID, session: session)
             guard var progress = entries[key] else { return }
+            let now = Date().timeIntervalSince1970
+            lastReceived.withLock { $0[progress.peerID] = now }
             progress.documentsReceived += batch.documents.count
             progress.bytesReceived += bytes
             if let backlog = batch.backlog { progress.backlog = backlog }
@@ -88,4 +96,7 @@ extension SyncEngine {
     /// Each active subscription's sync with each connected peer: what arrived since it began,
     /// what the peer says is left, whether it is caught up. By subscription, then peer.
     public var syncProgress: [SubscriptionSyncProgress] { progress.snapshot }
+
+    /// When a batch of documents last came from `peer` (its key), in seconds since 1970.
+    public func lastReceived(from peer: String) -> Double? { progress.lastReceived(from: peer) }
 }

@@ -33,6 +33,16 @@ struct AgentWaitSyncedTests {
         #expect(commit > 1)
         // Held means there already: no waiting on b's side.
         #expect(try await b.execute("SELECT * FROM cars WHERE _id = 'x1'").body.contains("volvo"))
+        // The same, as system:data_sync_info shows it; and the agent's other system collections.
+        let info = try #require(try await a.execute("SELECT * FROM system:data_sync_info WHERE _id = '\(b.peer)'").json?[path: "items"])
+        guard case .array(let rows) = info, case .object(let row)? = rows.first else { Issue.record("\(info)"); return }
+        #expect(row["name"] == "truck-b" && row["sync_session_status"] == "connected", "\(row)")
+        if case .int(let acknowledged)? = row["synced_up_to_local_commit_id"] { #expect(acknowledged >= commit) } else { Issue.record("\(row)") }
+        #expect(try await b.execute("SELECT last_update_received_time FROM system:data_sync_info").body.contains("last_update_received_time\":1"))
+        let system = try await a.execute("SELECT _id, documents, latest_commit_id FROM system:system_info").body
+        #expect(system.contains(a.peer) && system.contains(#""cars":2"#), "\(system)")
+        #expect(try await a.execute("SELECT _id FROM system:peers WHERE name = 'truck-b'").body.contains(b.peer))
+        #expect(try await a.execute("INSERT INTO system:peers DOCUMENTS ({'_id': 'x'})").status == 400)
 
         let byName = try await Self.exec(a, data: aData, ["--wait-synced", "truck-b"], "UPDATE cars SET make = 'saab' WHERE _id = 'x1'")
         #expect(byName.status == 0, "\(byName.standardError)")

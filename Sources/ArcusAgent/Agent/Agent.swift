@@ -58,6 +58,8 @@ public final class Agent: Service, Sendable {
     let strangerLog: RateLimitedLog
     /// The connection policy, asked before an authenticated peer's link joins a session.
     let admission: AdmissionPolicy
+    /// When the agent was made (`system:system_info`'s uptime).
+    let startedAt = ContinuousClock.now
 
     /// - Parameter transports: transports to run instead of those `configuration` names, for a
     ///   program that embeds the agent or a test that links agents over one loopback network.
@@ -181,6 +183,7 @@ public final class Agent: Service, Sendable {
         // peer's subscription from what it holds.
         if configuration.role == .hub { queries.append(.everything) }
         for query in queries { _ = try register(query) }
+        SystemCollections.register(for: self)
     }
 
     /// TCP on `--listen` (default: every interface, a port the system picks), finding peers in

@@ -152,7 +152,7 @@ extension DQLParserState {
         }
         let indexName = try name("an index name")
         try expect(.on, "after the index name")
-        let collection = try name("a collection name after ON")
+        let collection = try collectionName(after: "ON")
         try expect(.leftParen, "before the indexed fields")
         var paths: [FieldPath] = []
         repeat {

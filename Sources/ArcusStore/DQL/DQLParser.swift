@@ -152,10 +152,20 @@ struct DQLParserState {
     /// `[COLLECTION] name [(path TYPE, …)]`.
     mutating func collectionReference(after context: String) throws(DQLError) -> (String, TypeHints) {
         if at(.collection), Self.startsName(peek(1)) { advance() }
-        let collection = try name("a collection name after \(context)")
+        let collection = try collectionName(after: context)
         var hints = TypeHints()
         if at(.leftParen) { hints = try typeHints() }
         return (collection, hints)
+    }
+
+    /// A collection's name, `system:name` included: that lexes as the name `system` and the
+    /// parameter `:name`, and since no parameter can follow a collection name, together they
+    /// are a system collection.
+    mutating func collectionName(after context: String) throws(DQLError) -> String {
+        let collection = try name("a collection name after \(context)")
+        guard collection == "system", case .parameter(let rest) = current.kind else { return collection }
+        advance()
+        return "system:" + rest
     }
 
     /// Whether `token` is a collection name after `COLLECTION` (rather than `COLLECTION` itself

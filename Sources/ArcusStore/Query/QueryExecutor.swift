@@ -8,17 +8,20 @@ struct QueryExecutor {
     let db: Database
     let transaction: WriteTransaction?
     let indexes: [FieldIndex]
+    let virtualCollections: VirtualCollections?
 
     init(transaction: WriteTransaction) {
         db = transaction.db
         self.transaction = transaction
         indexes = transaction.store.fieldIndexes
+        virtualCollections = transaction.store.virtualCollections
     }
 
-    init(reading db: Database, indexes: [FieldIndex]) {
+    init(reading db: Database, indexes: [FieldIndex], virtualCollections: VirtualCollections? = nil) {
         self.db = db
         transaction = nil
         self.indexes = indexes
+        self.virtualCollections = virtualCollections
     }
 
     static func parse(_ text: String) throws -> DQLStatement {
@@ -28,6 +31,7 @@ struct QueryExecutor {
     func execute(_ statement: DQLStatement, arguments: [String: Value]) throws -> QueryResult {
         try statement.validate(arguments: arguments)
         let bound = try statement.binding(arguments)
+        if case .select = bound {} else if let collection = bound.collection { try VirtualCollections.checkWritable(collection) }
         switch bound {
         case .select(let select):
             return QueryResult(items: try self.select(select))
@@ -59,6 +63,16 @@ struct QueryExecutor {
 
     /// The documents of `collection` the condition matches, in store order.
     func matching(_ collection: String, _ condition: DQLExpression?, limit: Int? = nil) throws -> [Value] {
+        if VirtualCollections.isVirtual(collection) {
+            guard let virtualCollections else { throw StoreError.invalidQuery("\(collection) cannot be read here") }
+            let evaluator = DQLEvaluator()
+            var found: [Value] = []
+            for row in try virtualCollections.rows(of: collection, db: db, indexes: indexes) where try evaluator.matches(condition, document: row) {
+                found.append(row)
+                if let limit, found.count >= limit { break }
+            }
+            return found
+        }
         let plan = try QueryPlanner(db: db, indexes: indexes).plan(collection: collection, where: condition)
         let evaluator = DQLEvaluator()
         var found: [Value] = []

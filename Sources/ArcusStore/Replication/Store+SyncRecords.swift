@@ -18,11 +18,13 @@ extension Store {
 
     /// Every record whose key starts with `prefix`, in key order.
     public func syncRecords(prefix: String) throws -> [(key: String, value: [UInt8])] {
-        try read { db in
-            try Row.fetchAll(db, sql: "SELECT key, value FROM sync_record WHERE key >= ? AND key < ? ORDER BY key",
-                             arguments: [prefix, prefix + "\u{10FFFF}"])
-                .map { ($0[0], Array($0[1] as Data)) }
-        }
+        try read { db in try Self.syncRecords(prefix: prefix, db) }
+    }
+
+    static func syncRecords(prefix: String, _ db: Database) throws -> [(key: String, value: [UInt8])] {
+        try Row.fetchAll(db, sql: "SELECT key, value FROM sync_record WHERE key >= ? AND key < ? ORDER BY key",
+                         arguments: [prefix, prefix + "\u{10FFFF}"])
+            .map { ($0[0], Array($0[1] as Data)) }
     }
 
     /// Sets (or with nil, removes) one record in a transaction of its own.

@@ -12,7 +12,9 @@ extension Store {
     func execute(_ statement: DQLStatement, arguments: [String: Value]) throws -> QueryResult {
         if statement.isReadOnly {
             let indexes = fieldIndexes
-            return try read { db in try QueryExecutor(reading: db, indexes: indexes).execute(statement, arguments: arguments) }
+            return try read { db in
+                try QueryExecutor(reading: db, indexes: indexes, virtualCollections: virtualCollections).execute(statement, arguments: arguments)
+            }
         }
         var result = QueryResult()
         try write { transaction in
@@ -35,6 +37,9 @@ extension Store {
         try statement.validate(arguments: arguments)
         guard case .select(let select) = try statement.binding(arguments) else {
             throw StoreError.invalidQuery("an observer needs a SELECT statement")
+        }
+        if VirtualCollections.isVirtual(select.collection) {
+            throw StoreError.invalidQuery("\(select.collection) cannot be observed yet: its rows are not change-tracked; read it with SELECT again instead")
         }
         return try observe(select, handler: handler)
     }

@@ -26,6 +26,8 @@ public final class Store: Sendable {
     /// The change-log position up to which `site_version` holds the version vector.
     private let versionCheckpoint: Mutex<Int64>
     let observers = ObserverRegistry()
+    /// The `system:` collections (`registerVirtualCollection`).
+    let virtualCollections = VirtualCollections()
     let listeners = ChangeListeners()
     let hooks = CommitHooks()
     /// Whether commits acknowledged before this store was opened may be gone: the process
