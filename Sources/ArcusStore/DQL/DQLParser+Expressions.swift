@@ -354,6 +354,7 @@ extension DQLParserState {
             let known = DQLFunction.allCases.map(\.rawValue).joined(separator: ", ")
             throw DQLError(.unknownFunction, "unknown function '\(name)'; the functions are \(known)", at: token.position)
         }
+        if function.isAggregate { return try aggregate(function, name, token) }
         advance()
         advance()  // (
         try nest()
@@ -371,6 +372,39 @@ extension DQLParserState {
             throw DQLError(.wrongArity, "\(name) takes \(wanted) \(plural), not \(arguments.count)", at: token.position)
         }
         return try node(.call(function, arguments.map(\.expr), position: token.position), arguments, at: token.position)
+    }
+
+    /// `COUNT(*)`, `COUNT(x)`, `SUM(x)`, `AVG(x)`, `MIN(x)`, `MAX(x)`: only where the statement
+    /// has groups to fold (`aggregateBan` is nil), and never one inside another.
+    private mutating func aggregate(_ function: DQLFunction, _ name: String, _ token: DQLToken) throws(DQLError) -> DQLParsed {
+        let upper = name.uppercased()
+        if let ban = aggregateBan {
+            throw DQLError(.invalidStatement, "\(upper) is an aggregate: \(ban)", at: token.position)
+        }
+        advance()
+        advance()  // (
+        try nest()
+        defer { depth -= 1 }
+        if at(.distinct) {
+            throw DQLError(.syntax, "\(upper)(DISTINCT …) is not supported yet; use SELECT DISTINCT or GROUP BY", at: current.position)
+        }
+        if function == .count, at(.star), peek(1).kind == .symbol(.rightParen) {
+            advance()
+            advance()
+            return DQLParsed(expr: .call(.count, [], position: token.position), height: 1)
+        }
+        if at(.rightParen) {
+            let fix = function == .count ? "COUNT(*) counts documents, COUNT(field) the ones where field is neither missing nor null" : "\(upper)(field)"
+            throw DQLError(.wrongArity, "\(upper) takes one argument: \(fix)", at: token.position)
+        }
+        aggregateBan = "aggregates cannot be nested"
+        defer { aggregateBan = nil }
+        let argument = try expression()
+        if at(.comma) {
+            throw DQLError(.wrongArity, "\(upper) takes one argument", at: current.position)
+        }
+        try expect(.rightParen, "after the argument of \(upper)")
+        return try node(.call(function, [argument.expr], position: token.position), [argument], at: token.position)
     }
 
     /// `[a, b, …]`; folded to one literal value when every element is a literal.
