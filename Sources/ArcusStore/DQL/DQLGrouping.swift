@@ -94,6 +94,12 @@ struct DQLGrouping: Sendable {
         distinctRows = select.distinct && builder.problem != .notProjected
     }
 
+    /// Whether the rows need only the number of matching documents: no GROUP BY key and no
+    /// aggregate but `COUNT(*)`, so that a planner may count without reading documents.
+    var needsOnlyCount: Bool {
+        keys.isEmpty && aggregates.allSatisfy { $0.function == .count && $0.argument == nil }
+    }
+
     static func keySlot(_ i: Int) -> String { "\u{0}key\(i)" }
     static func aggregateSlot(_ i: Int) -> String { "\u{0}aggregate\(i)" }
 
@@ -216,6 +222,14 @@ struct DQLGroupTable {
             let input = try aggregate.argument.map { a throws(DQLError) in try evaluator.evaluate(a, in: document) } ?? nil
             groups[at].folds[i].add(aggregate.function, input, counting: aggregate.argument == nil)
         }
+    }
+
+    /// Adds `count` documents that were counted rather than read; only when
+    /// `grouping.needsOnlyCount`.
+    mutating func addCounted(_ count: Int64) {
+        precondition(grouping.needsOnlyCount, "documents counted for a grouping that reads them")
+        if groups.isEmpty { groups.append(([], Array(repeating: Fold(), count: grouping.aggregates.count))) }
+        for i in groups[0].folds.indices { groups[0].folds[i].count += count }
     }
 
     /// The rows: HAVING applied, sorted by ORDER BY (ties and no ORDER BY: by group key), repeated

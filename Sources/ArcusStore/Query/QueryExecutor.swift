@@ -86,9 +86,15 @@ struct QueryExecutor {
         let limit = try select.limit?.resolve(arguments: [:])
         if let grouping = try DQLGrouping(select) {
             var table = DQLGroupTable(grouping)
-            try forEachMatching(select.collection, select.whereClause) { document in
-                try table.add(document)
-                return true
+            if grouping.needsOnlyCount,
+                let plan = try QueryPlanner(db: db, indexes: indexes).countPlan(collection: select.collection, where: select.whereClause)
+            {
+                table.addCounted(try Int64.fetchOne(db.cachedStatement(sql: plan.sql), arguments: plan.arguments) ?? 0)
+            } else {
+                try forEachMatching(select.collection, select.whereClause) { document in
+                    try table.add(document)
+                    return true
+                }
             }
             return try table.rows(offset: offset, limit: limit)
         }
