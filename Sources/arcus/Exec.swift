@@ -9,15 +9,19 @@ struct Exec: AsyncParsableCommand {
               arcus exec --data ./data "INSERT INTO cars DOCUMENTS ({'_id': 'a', 'color': 'blue'})"
               arcus exec --data ./data "SELECT * FROM cars WHERE color = :c" --args '{"c": "blue"}'
               arcus exec --agent http://127.0.0.1:4747 "SELECT * FROM cars"
-              arcus exec --data ./data "SELECT make, COUNT(*) AS n FROM cars GROUP BY make HAVING n > 1 ORDER BY n DESC"
+              arcus exec --data ./data "SELECT make, COUNT(*) AS n FROM cars GROUP BY make"
             Statements:
-              SELECT [DISTINCT] * | expr [AS name], … FROM c [WHERE …] [GROUP BY expr, …] [HAVING …]
-                [ORDER BY expr [ASC|DESC], …] [LIMIT n] [OFFSET n]
-              INSERT INTO c [INITIAL] DOCUMENTS (…), … [ON ID CONFLICT FAIL | DO NOTHING | DO UPDATE | DO UPDATE_LOCAL_DIFF]
+              SELECT [DISTINCT] * | expr [AS name], … FROM c [WHERE …]
+                [GROUP BY expr, …] [HAVING …] [ORDER BY expr [ASC|DESC], …]
+                [LIMIT n] [OFFSET n]
+              INSERT INTO c [INITIAL] DOCUMENTS (…), …
+                [ON ID CONFLICT FAIL | DO NOTHING | DO UPDATE | DO UPDATE_LOCAL_DIFF]
               UPDATE c SET path = expr, … [UNSET path, …] [WHERE …]
               UPDATE COLLECTION c (f PN_COUNTER) APPLY f PN_INCREMENT BY n [WHERE …]
-              DELETE FROM c [WHERE …]    EVICT FROM c [WHERE …] (local only, not synced)
-              CREATE INDEX [IF NOT EXISTS] name ON c (path, …)    DROP INDEX [IF EXISTS] name [ON c]
+              DELETE FROM c [WHERE …]
+              EVICT FROM c [WHERE …] (local only, never synced)
+              CREATE INDEX [IF NOT EXISTS] name ON c (path, …)
+              DROP INDEX [IF EXISTS] name [ON c]
             Conditions: = != < <= > >=, [NOT] IN [a, b] or [NOT] IN (a, b) or IN :list, [NOT] LIKE, \
             [NOT] BETWEEN … AND …, IS [NOT] NULL, IS [NOT] MISSING, AND, OR, NOT.
             Functions: length, lower, upper, contains, starts_with, ends_with, coalesce, \
@@ -27,8 +31,8 @@ struct Exec: AsyncParsableCommand {
             nothing matches); documents missing a GROUP BY field form one group with those where it \
             is null, shown as null. Rows of groups have no _id; unnamed aggregates are named like \
             count(*). Not supported yet: COUNT(DISTINCT x), subqueries, joins, EXPLAIN.
-            With --data the statement runs on the store in that directory (which no agent may hold); \\
-            with --agent it runs in that agent. An error in the statement is printed on standard \\
+            With --data the statement runs on the store in that directory (which no agent may hold); \
+            with --agent it runs in that agent. An error in the statement is printed on standard \
             error with its line and column, and the exit status is 2.
             """
     )
