@@ -8,8 +8,9 @@ import ArcusCRDT
 /// search. The diff is computed from the changed documents' old and new places.
 ///
 /// A grouped SELECT (aggregates, GROUP BY, DISTINCT) keeps its matching documents the same way,
-/// in `_id` order, and recomputes its rows from them after a commit that touched one: no store
-/// reads, but work in proportion to the matching documents. Its diff is by row position.
+/// in `_id` order, and recomputes its rows from them after a commit that changed a document
+/// that matched or now matches: no store reads, but work in proportion to the matching
+/// documents. Its diff is by row position.
 struct LiveQuery {
     let select: DQLSelect
     private let evaluator = DQLEvaluator()
@@ -97,7 +98,13 @@ struct LiveQuery {
     /// did not change.
     mutating func apply(_ changes: [DocumentChange]) throws -> ResultDiff? {
         guard grouping != nil else { return try applyToDocuments(changes) }
-        guard changes.contains(where: { $0.key.collection == collection }) else { return nil }
+        let affected = try changes.contains { change in
+            guard change.key.collection == collection else { return false }
+            if byID[change.key.storageID] != nil { return true }
+            guard let value = change.value else { return false }
+            return try evaluator.matches(select.whereClause, document: value)
+        }
+        guard affected else { return nil }
         let before = groupedRows
         _ = try applyToDocuments(changes)
         let after = try groupRows()
