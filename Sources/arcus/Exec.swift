@@ -9,15 +9,40 @@ struct Exec: AsyncParsableCommand {
               arcus exec --data ./data "INSERT INTO cars DOCUMENTS ({'_id': 'a', 'color': 'blue'})"
               arcus exec --data ./data "SELECT * FROM cars WHERE color = :c" --args '{"c": "blue"}'
               arcus exec --agent http://127.0.0.1:4747 "SELECT * FROM cars"
+              arcus exec --data ./data "SELECT make, COUNT(*) AS n FROM cars GROUP BY make"
               arcus exec --agent http://127.0.0.1:4747 --wait-synced truck-7,truck-9 --timeout 20 \\
                 "UPDATE cars SET color = 'red' WHERE _id = 'a'"
-            A write prints its commit id: the position of its last change in the store's change log. \\
-            With --wait-synced the agent answers only once each peer named (an id, as `arcus peers` \\
-            shows, or the name it announces) has acknowledged what the write changed; after \\
-            --timeout seconds (default 30) it says which peers do not hold it and why, and the exit \\
+            Statements:
+              SELECT [DISTINCT] * | expr [AS name], … FROM c [WHERE …]
+                [GROUP BY expr, …] [HAVING …] [ORDER BY expr [ASC|DESC], …]
+                [LIMIT n] [OFFSET n]
+              INSERT INTO c [INITIAL] DOCUMENTS (…), …
+                [ON ID CONFLICT FAIL | DO NOTHING | DO UPDATE | DO UPDATE_LOCAL_DIFF]
+              UPDATE c SET path = expr, … [UNSET path, …] [WHERE …]
+              UPDATE COLLECTION c (f PN_COUNTER) APPLY f PN_INCREMENT BY n [WHERE …]
+              DELETE FROM c [WHERE …]
+              EVICT FROM c [WHERE …] (local only, never synced)
+              CREATE INDEX [IF NOT EXISTS] name ON c (path, …)
+              DROP INDEX [IF EXISTS] name [ON c]
+            Conditions: = != < <= > >=, [NOT] IN [a, b] or [NOT] IN (a, b) or IN :list, [NOT] LIKE, \
+            [NOT] BETWEEN … AND …, IS [NOT] NULL, IS [NOT] MISSING, AND, OR, NOT.
+            Functions: length, lower, upper, contains, starts_with, ends_with, coalesce, \
+            array_contains, type. Aggregates (in the projection, HAVING and ORDER BY): COUNT(*), \
+            COUNT(x) (values neither missing nor null), SUM(x) and AVG(x) (numbers only), MIN(x), \
+            MAX(x). Without GROUP BY, aggregates make one row (COUNT 0 and the others null when \
+            nothing matches); documents missing a GROUP BY field form one group with those where it \
+            is null, shown as null. Rows of groups have no _id; unnamed aggregates are named like \
+            count(*). Not supported yet: COUNT(DISTINCT x), subqueries, joins, EXPLAIN.
+            FROM system:collections, system:indexes, and with --agent system:data_sync_info, \
+            system:system_info and system:peers: read-only collections of the store's and the \
+            agent's state, read with SELECT.
+            A write prints its commit id: the position of its last change in the store's change \
+            log. With --wait-synced the agent answers only once each peer named (an id, as `arcus \
+            peers` shows, or the name it announces) has acknowledged what the write changed; after \
+            --timeout seconds (default 30) it says which peers do not hold it and why, and the exit \
             status is 1 (the write is committed here either way).
-            With --data the statement runs on the store in that directory (which no agent may hold); \\
-            with --agent it runs in that agent. An error in the statement is printed on standard \\
+            With --data the statement runs on the store in that directory (which no agent may hold); \
+            with --agent it runs in that agent. An error in the statement is printed on standard \
             error with its line and column, and the exit status is 2.
             """
     )

@@ -23,6 +23,31 @@ struct ExecCommandTests {
         #expect(try Value(json: select.standardOutput) == ["items": [["_id": "a", "color": "blue", "year": 2018]], "mutatedDocumentIDs": []])
     }
 
+    @Test("aggregates, GROUP BY, HAVING, DISTINCT and IN (…) through arcus exec; an ungrouped field is an error")
+    func aggregates() throws {
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let insert = try exec("""
+            INSERT INTO cars DOCUMENTS ({'_id': 'a', 'make': 'ford', 'year': 2018}), ({'_id': 'b', 'make': 'ford', 'year': 2021}),
+            ({'_id': 'c', 'make': 'audi', 'year': 2015}), ({'_id': 'd', 'year': 2019})
+            """)
+        #expect(insert.status == 0, "\(insert.standardError)")
+        let cases: [(statement: String, items: Value)] = [
+            ("SELECT COUNT(*) FROM cars", [["count(*)": 4]]),
+            ("SELECT make, COUNT(*) AS n FROM cars GROUP BY make", [["make": .null, "n": 1], ["make": "audi", "n": 1], ["make": "ford", "n": 2]]),
+            ("SELECT make, MAX(year) AS newest FROM cars GROUP BY make HAVING COUNT(*) > 1", [["make": "ford", "newest": 2021]]),
+            ("SELECT DISTINCT make FROM cars WHERE make IS NOT MISSING ORDER BY make DESC", [["make": "ford"], ["make": "audi"]]),
+            ("SELECT _id FROM cars WHERE make IN ('audi') OR year IN (2019, 2020)", [["_id": "c"], ["_id": "d"]]),
+        ]
+        for c in cases {
+            let outcome = try exec(c.statement)
+            #expect(outcome.status == 0, "\(c.statement): \(outcome.standardError)")
+            #expect(try Value(json: outcome.standardOutput) == ["items": c.items, "mutatedDocumentIDs": []], "\(c.statement)")
+        }
+        let bad = try exec("SELECT make, year FROM cars GROUP BY make")
+        #expect(bad.status == 2)
+        #expect(bad.standardError.contains("line 1, column 14: 'year' is neither in GROUP BY nor inside an aggregate"), "\(bad.standardError)")
+    }
+
     @Test("bad statements and arguments: the position on stderr, exit status 2, nothing written")
     func badInput() throws {
         defer { try? FileManager.default.removeItem(atPath: data) }

@@ -12,7 +12,7 @@ struct DQLParseErrorTests {
         ("", "line 1, column 1: empty statement: expected SELECT, INSERT, UPDATE, DELETE, EVICT, CREATE INDEX or DROP INDEX"),
         ("SELECT * FROM cars WHERE", "line 1, column 25: expected an expression, found end of input"),
         ("SELECT * FROM cars WHERE color = 'red", "line 1, column 34: unterminated string: no closing ' for the string that starts here"),
-        ("SELECT * FROM cars WHER color = 'red'", "line 1, column 20: expected WHERE, ORDER BY, LIMIT, OFFSET or the end of the statement, found 'WHER'"),
+        ("SELECT * FROM cars WHER color = 'red'", "line 1, column 20: expected WHERE, GROUP BY, ORDER BY, LIMIT, OFFSET or the end of the statement, found 'WHER'"),
         ("SELECT *\nFROM cars\nWHERE (a = 1", "line 3, column 13: expected ')' to close the '(' at line 3, column 7, found end of input"),
         ("SELECT FROM cars", "line 1, column 8: expected '*' or a list of expressions after SELECT, found 'FROM'"),
         ("SELECT * FROM cars WHERE a = 12x", "line 1, column 30: invalid number '12x'"),

@@ -25,6 +25,9 @@ struct SystemCollectionTests {
         }
         #expect(try store.execute("SELECT name FROM system:peers WHERE hops = 1 ORDER BY name LIMIT 5").items == [["name": "pump"], ["name": "truck-1"]])
         #expect(try store.execute("SELECT * FROM system:peers WHERE name LIKE 'truck%' ORDER BY _id DESC LIMIT 1").items.first?[path: "_id"] == "p2")
+        // Aggregates read the rows too (never an index count of the document table).
+        #expect(try store.execute("SELECT hops, COUNT(*) AS n FROM system:peers GROUP BY hops").items == [["hops": 1, "n": 2], ["hops": 2, "n": 1]])
+        #expect(try store.execute("SELECT COUNT(*) AS n FROM system:peers").items == [["n": 3]])
     }
 
     @Test("writing a system collection, observing one, or reading one that does not exist is a clear error, and nothing is written")

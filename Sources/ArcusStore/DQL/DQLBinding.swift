@@ -89,6 +89,8 @@ extension DQLStatement {
                 s.projection = .items(bound)
             }
             s.whereClause = try bind(s.whereClause)
+            for i in s.groupBy.indices { s.groupBy[i] = try s.groupBy[i].binding(arguments) }
+            s.having = try bind(s.having)
             for i in s.orderBy.indices { s.orderBy[i].expression = try s.orderBy[i].expression.binding(arguments) }
             s.limit = try bind(s.limit)
             s.offset = try bind(s.offset)

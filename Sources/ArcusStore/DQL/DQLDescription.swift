@@ -42,6 +42,8 @@ extension DQLExpression: CustomStringConvertible {
             DQLText.list(terms, open: "(", separator: " AND ", close: ")", to: &out)
         case .or(let terms):
             DQLText.list(terms, open: "(", separator: " OR ", close: ")", to: &out)
+        case .call(.count, let arguments, _) where arguments.isEmpty:
+            out += "count(*)"
         case .call(let function, let arguments, _):
             DQLText.list(arguments, open: function.rawValue + "(", separator: ", ", close: ")", to: &out)
         case .array(let elements):
@@ -82,7 +84,7 @@ extension DQLStatement: CustomStringConvertible {
     public var description: String {
         switch self {
         case .select(let s):
-            var out = "SELECT "
+            var out = s.distinct ? "SELECT DISTINCT " : "SELECT "
             switch s.projection {
             case .all: out += "*"
             case .items(let items):
@@ -92,6 +94,8 @@ extension DQLStatement: CustomStringConvertible {
             }
             out += " FROM " + DQLText.collection(s.collection, s.typeHints)
             DQLText.whereClause(s.whereClause, to: &out)
+            if !s.groupBy.isEmpty { out += " GROUP BY " + s.groupBy.map(\.description).joined(separator: ", ") }
+            if let having = s.having { out += " HAVING " + having.description }
             if !s.orderBy.isEmpty {
                 out += " ORDER BY " + s.orderBy.map { "\($0.expression)\($0.descending ? " DESC" : "")" }.joined(separator: ", ")
             }

@@ -170,6 +170,9 @@ public struct DQLEvaluator: Sendable {
             let a = try eval(lhs, doc)
             let b = try eval(rhs, doc)
             return op.isComparison ? Self.compare(op, a, b) : DQLArithmetic.apply(op, a, b)
+        case .call(let function, _, let position) where function.isAggregate:
+            // The parser allows aggregates only where `DQLGrouping` replaces them by their values.
+            throw DQLError(.invalidStatement, "\(function.rawValue.uppercased()) is an aggregate; it has no value for one document", at: position)
         case .call(let function, let arguments, _):
             return try call(function, arguments, doc)
         case .array(let elements):

@@ -90,6 +90,9 @@ public enum DQLFunction: String, Sendable, Hashable, CaseIterable {
     case coalesce
     case arrayContains = "array_contains"
     case type
+    /// Aggregates: over the documents of a group, not one document. `count` with no argument is
+    /// `COUNT(*)`.
+    case count, sum, avg, min, max
 
     /// The function a name in a call denotes (`char_length` is `length`, `startswith` is
     /// `starts_with`, …).
@@ -104,6 +107,11 @@ public enum DQLFunction: String, Sendable, Hashable, CaseIterable {
         case "coalesce": self = .coalesce
         case "array_contains": self = .arrayContains
         case "type", "typeof": self = .type
+        case "count": self = .count
+        case "sum": self = .sum
+        case "avg": self = .avg
+        case "min": self = .min
+        case "max": self = .max
         default: return nil
         }
     }
@@ -114,6 +122,16 @@ public enum DQLFunction: String, Sendable, Hashable, CaseIterable {
         case .length, .lower, .upper, .type: return 1...1
         case .contains, .startsWith, .endsWith, .arrayContains: return 2...2
         case .coalesce: return 1...Int.max
+        case .count: return 0...1
+        case .sum, .avg, .min, .max: return 1...1
+        }
+    }
+
+    /// Whether the function folds the documents of a group into one value.
+    public var isAggregate: Bool {
+        switch self {
+        case .count, .sum, .avg, .min, .max: return true
+        default: return false
         }
     }
 }
@@ -166,6 +184,40 @@ extension DQLExpression {
         guard body(self) else { return false }
         for child in children where !child.visitNodes(body) { return false }
         return true
+    }
+
+    /// Whether an aggregate call (COUNT, SUM, …) appears anywhere in the expression.
+    public var containsAggregate: Bool {
+        var found = false
+        visit { node in
+            if case .call(let function, _, _) = node, function.isAggregate { found = true }
+            return !found
+        }
+        return found
+    }
+
+    /// This node with its direct subexpressions replaced by `c`, which holds as many
+    /// expressions as `children`, in the same order.
+    func withChildren(_ c: [DQLExpression]) -> DQLExpression {
+        switch self {
+        case .literal, .argument, .path: return self
+        case .access(_, let steps): return .access(c[0], steps)
+        case .unary(let op, _): return .unary(op, c[0])
+        case .binary(let op, _, _): return .binary(op, c[0], c[1])
+        case .and: return .and(c)
+        case .or: return .or(c)
+        case .array: return .array(c)
+        case .call(let function, _, let position): return .call(function, c, position: position)
+        case .object(let fields): return .object(zip(fields, c).map { DQLObjectField(key: $0.key, value: $1) })
+        case .in(_, _, let negated): return .in(c[0], c[1], negated: negated)
+        case .like(_, _, let compiled, let negated):
+            // A pattern that is no longer the literal it was compiled from cannot keep the compiled form.
+            let keep: DQLLikePattern? = if case .literal(.string) = c[1] { compiled } else { nil }
+            return .like(c[0], pattern: c[1], compiled: keep, negated: negated)
+        case .isNull(_, let negated): return .isNull(c[0], negated: negated)
+        case .isMissing(_, let negated): return .isMissing(c[0], negated: negated)
+        case .between(_, _, _, let negated): return .between(c[0], low: c[1], high: c[2], negated: negated)
+        }
     }
 
     /// The direct subexpressions, in source order.

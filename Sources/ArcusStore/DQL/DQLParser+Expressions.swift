@@ -113,7 +113,7 @@ extension DQLParserState {
         } else {
             let negated = accept(.not)
             if accept(.in) {
-                let list = try additive()
+                let list = at(.leftParen) ? try parenthesisedInList() : try additive()
                 result = try node(.in(left.expr, list.expr, negated: negated), [left, list], at: position)
             } else if accept(.like) {
                 let pattern = try additive()
@@ -132,6 +132,42 @@ extension DQLParserState {
             throw DQLError(.syntax, "comparisons cannot be chained; join them with AND or OR (found \(current.quoted))", at: current.position)
         }
         return result
+    }
+
+    /// SQL's `IN (a, b, …)`: a list of values, the same as `IN [a, b, …]`. A lone parenthesised
+    /// element is a one-element list as in SQL (`make IN ('ford')` is `make IN ['ford']`), so an
+    /// array argument is written `IN :list`, without parentheses. Forms that SQL reads
+    /// differently from DQL are refused rather than given a meaning that finds nothing.
+    private mutating func parenthesisedInList() throws(DQLError) -> DQLParsed {
+        let open = current.position
+        advance()
+        try nest()
+        defer { depth -= 1 }
+        if at(.rightParen) {
+            throw DQLError(.syntax, "IN () needs at least one value; write IN [] for an empty list", at: current.position)
+        }
+        if at(.select) {
+            throw DQLError(.syntax, "subqueries are not supported; list the values: IN ('a', 'b') or IN :list", at: current.position)
+        }
+        var elements: [DQLParsed] = []
+        repeat { elements.append(try expression()) } while accept(.comma)
+        try expect(.rightParen, "or ',' in the IN list that starts at \(open)")
+        if elements.count == 1 {
+            switch elements[0].expr {
+            case .array, .literal(.array):
+                throw DQLError(.syntax, "IN ([…]) would look for the array itself; write IN [a, b] or IN (a, b)", at: open)
+            default:
+                break
+            }
+        }
+        var values: [Value] = []
+        for element in elements {
+            guard case .literal(let value) = element.expr else {
+                return try node(.array(elements.map(\.expr)), elements, at: open)
+            }
+            values.append(value)
+        }
+        return DQLParsed(expr: .literal(.array(values)), height: 0)
     }
 
     private mutating func additive() throws(DQLError) -> DQLParsed {
@@ -318,6 +354,7 @@ extension DQLParserState {
             let known = DQLFunction.allCases.map(\.rawValue).joined(separator: ", ")
             throw DQLError(.unknownFunction, "unknown function '\(name)'; the functions are \(known)", at: token.position)
         }
+        if function.isAggregate { return try aggregate(function, name, token) }
         advance()
         advance()  // (
         try nest()
@@ -335,6 +372,39 @@ extension DQLParserState {
             throw DQLError(.wrongArity, "\(name) takes \(wanted) \(plural), not \(arguments.count)", at: token.position)
         }
         return try node(.call(function, arguments.map(\.expr), position: token.position), arguments, at: token.position)
+    }
+
+    /// `COUNT(*)`, `COUNT(x)`, `SUM(x)`, `AVG(x)`, `MIN(x)`, `MAX(x)`: only where the statement
+    /// has groups to fold (`aggregateBan` is nil), and never one inside another.
+    private mutating func aggregate(_ function: DQLFunction, _ name: String, _ token: DQLToken) throws(DQLError) -> DQLParsed {
+        let upper = name.uppercased()
+        if let ban = aggregateBan {
+            throw DQLError(.invalidStatement, "\(upper) is an aggregate: \(ban)", at: token.position)
+        }
+        advance()
+        advance()  // (
+        try nest()
+        defer { depth -= 1 }
+        if at(.distinct) {
+            throw DQLError(.syntax, "\(upper)(DISTINCT …) is not supported yet; use SELECT DISTINCT or GROUP BY", at: current.position)
+        }
+        if function == .count, at(.star), peek(1).kind == .symbol(.rightParen) {
+            advance()
+            advance()
+            return DQLParsed(expr: .call(.count, [], position: token.position), height: 1)
+        }
+        if at(.rightParen) {
+            let fix = function == .count ? "COUNT(*) counts documents, COUNT(field) the ones where field is neither missing nor null" : "\(upper)(field)"
+            throw DQLError(.wrongArity, "\(upper) takes one argument: \(fix)", at: token.position)
+        }
+        aggregateBan = "aggregates cannot be nested"
+        defer { aggregateBan = nil }
+        let argument = try expression()
+        if at(.comma) {
+            throw DQLError(.wrongArity, "\(upper) takes one argument", at: current.position)
+        }
+        try expect(.rightParen, "after the argument of \(upper)")
+        return try node(.call(function, [argument.expr], position: token.position), [argument], at: token.position)
     }
 
     /// `[a, b, …]`; folded to one literal value when every element is a literal.

@@ -42,6 +42,9 @@ struct DQLParserState {
     var allowsPaths = true
     /// What may follow the part of the statement read so far, for the trailing-token error.
     var expectedNext = "the end of the statement"
+    /// Why an aggregate call cannot stand here, or nil where it can (a SELECT's projection,
+    /// HAVING and ORDER BY).
+    var aggregateBan: String? = DQLParserState.aggregatesOutsideSelect
 
     init(_ text: String) throws(DQLError) {
         tokens = try DQLLexer.tokenize(text)
@@ -224,26 +227,68 @@ struct DQLParserState {
 
     mutating func select() throws(DQLError) -> DQLStatement {
         advance()
+        // DISTINCT is a keyword here unless it is the name of the first projected field.
+        var distinct = false
+        if at(.distinct), ![.from, .as].contains(peek(1).keyword),
+            ![DQLSymbol.comma, .dot, .leftBracket].contains(where: { peek(1).kind == .symbol($0) })
+        {
+            advance()
+            distinct = true
+        }
         let projection: DQLProjection
-        if accept(.star) {
+        var itemPositions: [DQLSourcePosition] = []
+        if at(.star) {
+            itemPositions = [current.position]
+            advance()
             if at(.comma) { throw DQLError(.syntax, "'*' cannot be combined with other projections", at: current.position) }
             projection = .all
         } else if at(.from) {
             throw fail("'*' or a list of expressions after SELECT")
         } else {
-            projection = .items(try projectionItems())
+            aggregateBan = nil
+            let parsed = try projectionItems()
+            projection = parsed.projection
+            itemPositions = parsed.positions
         }
         try expect(.from, "after the projection")
         let (collection, hints) = try collectionReference(after: "FROM")
         var select = DQLSelect(collection: collection, typeHints: hints, projection: projection)
-        expectedNext = "WHERE, ORDER BY, LIMIT, OFFSET or the end of the statement"
+        select.distinct = distinct
+        expectedNext = "WHERE, GROUP BY, ORDER BY, LIMIT, OFFSET or the end of the statement"
         if accept(.where) {
+            aggregateBan = "filter groups by aggregates with HAVING, not WHERE"
             select.whereClause = try expression().expr
+            expectedNext = "GROUP BY, ORDER BY, LIMIT, OFFSET or the end of the statement"
+        }
+        if accept(.group) {
+            try expect(.by, "after GROUP")
+            aggregateBan = "GROUP BY cannot group by an aggregate"
+            repeat {
+                let position = current.position
+                let key = try expression().expr
+                if key.isConstant {
+                    throw DQLError(.invalidStatement, "GROUP BY \(key) groups by a constant; name a field (GROUP BY does not take column numbers)", at: position)
+                }
+                select.groupBy.append(key)
+            } while accept(.comma)
+            guard select.groupBy.count <= DQLGrouping.maximumKeys else {
+                throw DQLError(.invalidStatement, "GROUP BY takes at most \(DQLGrouping.maximumKeys) expressions", at: current.position)
+            }
+            expectedNext = "',', HAVING, ORDER BY, LIMIT, OFFSET or the end of the statement"
+        }
+        var havingPosition = DQLSourcePosition.start
+        if accept(.having) {
+            aggregateBan = nil
+            havingPosition = current.position
+            select.having = try expression().expr
             expectedNext = "ORDER BY, LIMIT, OFFSET or the end of the statement"
         }
+        var orderPositions: [DQLSourcePosition] = []
         if accept(.order) {
             try expect(.by, "after ORDER")
+            aggregateBan = nil
             repeat {
+                orderPositions.append(current.position)
                 var term = try expression().expr
                 // As in SQL, ORDER BY may name a projection by its alias.
                 if case .path(let path) = term, path.steps.count == 1, case .field(let name)? = path.steps.first,
@@ -258,6 +303,7 @@ struct DQLParserState {
             } while accept(.comma)
             expectedNext = "ASC, DESC, ',', LIMIT, OFFSET or the end of the statement"
         }
+        aggregateBan = Self.aggregatesOutsideSelect
         if accept(.limit) {
             select.limit = try count("LIMIT")
             expectedNext = "OFFSET or the end of the statement"
@@ -270,14 +316,21 @@ struct DQLParserState {
                 expectedNext = "the end of the statement"
             }
         }
+        // Refuses what cannot be grouped (a field outside GROUP BY, SELECT * with aggregates) now,
+        // with the position of the clause at fault, rather than when the statement runs.
+        _ = try DQLGrouping(select, positions: DQLGrouping.Positions(items: itemPositions, having: havingPosition, orderBy: orderPositions))
         return .select(select)
     }
 
-    private mutating func projectionItems() throws(DQLError) -> [DQLProjectionItem] {
+    static let aggregatesOutsideSelect = "aggregates belong in the projection, HAVING or ORDER BY of a SELECT"
+
+    private mutating func projectionItems() throws(DQLError) -> (projection: DQLProjection, positions: [DQLSourcePosition]) {
         var items: [DQLProjectionItem] = []
         var positions: [String: DQLSourcePosition] = [:]
+        var starts: [DQLSourcePosition] = []
         repeat {
             let position = current.position
+            starts.append(position)
             let expression = try expression().expr
             var alias: String?
             if accept(.as) { alias = try anyName("a name after AS") }
@@ -287,12 +340,14 @@ struct DQLParserState {
             }
             items.append(DQLProjectionItem(expression: expression, alias: alias, name: name))
         } while accept(.comma)
-        return items
+        return (.items(items), starts)
     }
 
     private static func implicitName(of expression: DQLExpression) -> String? {
         switch expression {
         case .path(let path): return path.lastFieldName
+        // As SQL engines name them: `count(*)`, `sum(price)`, `max(a.b)`.
+        case .call(let function, _, _) where function.isAggregate: return expression.description
         case .access(_, let steps):
             if case .field(let name)? = steps.last { return name }
             return nil

@@ -57,6 +57,8 @@ public enum DQLStatement: Sendable, Hashable {
         case .select(let s):
             if case .items(let items) = s.projection { for item in items { add(item.expression) } }
             add(s.whereClause)
+            for key in s.groupBy { add(key) }
+            add(s.having)
             for term in s.orderBy { add(term.expression) }
             add(s.limit)
             add(s.offset)
@@ -104,30 +106,47 @@ extension DQLError {
 
 // MARK: - SELECT
 
-/// `SELECT projection FROM collection [WHERE …] [ORDER BY …] [LIMIT n] [OFFSET n]`.
+/// `SELECT [DISTINCT] projection FROM collection [WHERE …] [GROUP BY …] [HAVING …] [ORDER BY …]
+/// [LIMIT n] [OFFSET n]`.
 ///
 /// ORDER BY terms are evaluated against the document; a term that is just the alias of a
 /// projection item (`SELECT year + 1 AS next … ORDER BY next`) is replaced by that item's
-/// expression when parsed.
+/// expression when parsed. A SELECT with GROUP BY, HAVING or an aggregate (or DISTINCT) returns
+/// rows made from groups of documents instead: see `DQLGrouping`.
 public struct DQLSelect: Sendable, Hashable {
     public var collection: String
     public var typeHints: TypeHints
+    public var distinct: Bool
     public var projection: DQLProjection
     public var whereClause: DQLExpression?
+    public var groupBy: [DQLExpression]
+    public var having: DQLExpression?
     public var orderBy: [DQLOrderTerm]
     public var limit: DQLCount?
     public var offset: DQLCount?
 
-    public init(collection: String, typeHints: TypeHints = TypeHints(), projection: DQLProjection = .all,
-                whereClause: DQLExpression? = nil, orderBy: [DQLOrderTerm] = [], limit: DQLCount? = nil,
-                offset: DQLCount? = nil) {
+    public init(collection: String, typeHints: TypeHints = TypeHints(), distinct: Bool = false, projection: DQLProjection = .all,
+                whereClause: DQLExpression? = nil, groupBy: [DQLExpression] = [], having: DQLExpression? = nil,
+                orderBy: [DQLOrderTerm] = [], limit: DQLCount? = nil, offset: DQLCount? = nil) {
         self.collection = collection
         self.typeHints = typeHints
+        self.distinct = distinct
         self.projection = projection
         self.whereClause = whereClause
+        self.groupBy = groupBy
+        self.having = having
         self.orderBy = orderBy
         self.limit = limit
         self.offset = offset
+    }
+
+    /// Whether the result is made of groups (GROUP BY, HAVING or an aggregate) rather than of
+    /// documents. `SELECT DISTINCT` alone groups too, by its projection, unless it is `*`.
+    public var isGrouped: Bool {
+        if !groupBy.isEmpty || having != nil { return true }
+        if orderBy.contains(where: { $0.expression.containsAggregate }) { return true }
+        guard case .items(let items) = projection else { return false }
+        return distinct || items.contains { $0.expression.containsAggregate }
     }
 }
 

@@ -6,9 +6,17 @@ import ArcusCRDT
 /// A commit costs work in proportion to the documents it changed, not to the collection: each
 /// changed document is evaluated against the WHERE clause and moved to its place by binary
 /// search. The diff is computed from the changed documents' old and new places.
+///
+/// A grouped SELECT (aggregates, GROUP BY, DISTINCT) keeps its matching documents the same way,
+/// in `_id` order, and recomputes its rows from them after a commit that changed a document
+/// that matched or now matches: no store reads, but work in proportion to the matching
+/// documents. Its diff is by row position.
 struct LiveQuery {
     let select: DQLSelect
     private let evaluator = DQLEvaluator()
+    private let grouping: DQLGrouping?
+    /// How documents are ordered: the SELECT's ORDER BY, or none when it orders rows of groups.
+    private let documentOrder: [DQLOrderTerm]
     private let offset: Int
     private let limit: Int?
     /// Matching documents in result order, with their sort keys.
@@ -25,18 +33,34 @@ struct LiveQuery {
 
     init(_ select: DQLSelect, documents: [Value]) throws {
         self.select = select
-        offset = try select.offset?.resolve(arguments: [:]) ?? 0
-        limit = try select.limit?.resolve(arguments: [:])
+        grouping = try DQLGrouping(select)
+        documentOrder = grouping == nil ? select.orderBy : []
+        // A grouped query cuts its window from the rows, not from the documents.
+        offset = try grouping == nil ? (select.offset?.resolve(arguments: [:]) ?? 0) : 0
+        limit = try grouping == nil ? select.limit?.resolve(arguments: [:]) : nil
         ordered = try documents.map(entry)
         ordered.sort(by: precedes)
         for entry in ordered { byID[entry.id] = entry }
         window = currentWindow
+        groupedRows = try groupRows()
+    }
+
+    /// A grouped query's rows, recomputed from `ordered` after each commit that touched it.
+    private var groupedRows: [Value] = []
+
+    private func groupRows() throws -> [Value] {
+        guard let grouping else { return [] }
+        var table = DQLGroupTable(grouping)
+        for entry in ordered { try table.add(entry.document) }
+        return try table.rows(offset: try select.offset?.resolve(arguments: [:]) ?? 0, limit: try select.limit?.resolve(arguments: [:]))
     }
 
     var collection: String { select.collection }
 
     /// The projected items of the current window.
     func items() throws -> [Value] {
+        if grouping != nil { return groupedRows }
+
         let documents = ordered[window].map(\.document)
         guard case .items = select.projection else { return documents }
         return try documents.map { try evaluator.project(select.projection, document: $0) }
@@ -49,13 +73,13 @@ struct LiveQuery {
     }
 
     private func entry(_ document: Value) throws -> Entry {
-        Entry(id: document[path: ["_id"]]?.jsonString ?? "", keys: try evaluator.sortKeys(select.orderBy, document: document), document: document)
+        Entry(id: document[path: ["_id"]]?.jsonString ?? "", keys: try evaluator.sortKeys(documentOrder, document: document), document: document)
     }
 
     private func precedes(_ a: Entry, _ b: Entry) -> Bool {
-        if !select.orderBy.isEmpty {
-            if DQLEvaluator.precedes(a.keys, b.keys, orderBy: select.orderBy) { return true }
-            if DQLEvaluator.precedes(b.keys, a.keys, orderBy: select.orderBy) { return false }
+        if !documentOrder.isEmpty {
+            if DQLEvaluator.precedes(a.keys, b.keys, orderBy: documentOrder) { return true }
+            if DQLEvaluator.precedes(b.keys, a.keys, orderBy: documentOrder) { return false }
         }
         return a.id < b.id
     }
@@ -73,6 +97,25 @@ struct LiveQuery {
     /// Applies the changes of one commit; returns the diff of the window, or nil when the window
     /// did not change.
     mutating func apply(_ changes: [DocumentChange]) throws -> ResultDiff? {
+        guard grouping != nil else { return try applyToDocuments(changes) }
+        let affected = try changes.contains { change in
+            guard change.key.collection == collection else { return false }
+            if byID[change.key.storageID] != nil { return true }
+            guard let value = change.value else { return false }
+            return try evaluator.matches(select.whereClause, document: value)
+        }
+        guard affected else { return nil }
+        let before = groupedRows
+        _ = try applyToDocuments(changes)
+        let after = try groupRows()
+        groupedRows = after
+        guard before != after else { return nil }
+        // Rows of groups have no identity of their own: row i before is row i after.
+        func positional(_ rows: [Value]) -> [(String, Value)] { rows.enumerated().map { (String($0), $1) } }
+        return ResultDiff(before: positional(before), after: positional(after), touched: [])
+    }
+
+    private mutating func applyToDocuments(_ changes: [DocumentChange]) throws -> ResultDiff? {
         let before = ordered[window].map { ($0.id, $0.document) }
         var touched = Set<String>()
         for change in changes where change.key.collection == collection {

@@ -63,33 +63,53 @@ struct QueryExecutor {
 
     /// The documents of `collection` the condition matches, in store order.
     func matching(_ collection: String, _ condition: DQLExpression?, limit: Int? = nil) throws -> [Value] {
+        var found: [Value] = []
+        try forEachMatching(collection, condition) { document in
+            found.append(document)
+            return limit.map { found.count < $0 } ?? true
+        }
+        return found
+    }
+
+    /// Calls `body` with each document of `collection` the condition matches, in store order,
+    /// while it returns true; nothing is kept, so a grouped SELECT holds only its groups.
+    func forEachMatching(_ collection: String, _ condition: DQLExpression?, _ body: (Value) throws -> Bool) throws {
         if VirtualCollections.isVirtual(collection) {
             guard let virtualCollections else { throw StoreError.invalidQuery("\(collection) cannot be read here") }
             let evaluator = DQLEvaluator()
-            var found: [Value] = []
             for row in try virtualCollections.rows(of: collection, db: db, indexes: indexes) where try evaluator.matches(condition, document: row) {
-                found.append(row)
-                if let limit, found.count >= limit { break }
+                guard try body(row) else { return }
             }
-            return found
+            return
         }
         let plan = try QueryPlanner(db: db, indexes: indexes).plan(collection: collection, where: condition)
         let evaluator = DQLEvaluator()
-        var found: [Value] = []
         let rows = try String.fetchCursor(db.cachedStatement(sql: plan.sql), arguments: plan.arguments)
         while let json = try rows.next() {
             let document = try Value(json: json)
             if try evaluator.matches(condition, document: document) {
-                found.append(document)
-                if let limit, found.count >= limit { break }
+                guard try body(document) else { return }
             }
         }
-        return found
     }
 
     func select(_ select: DQLSelect) throws -> [Value] {
         let offset = try select.offset?.resolve(arguments: [:]) ?? 0
         let limit = try select.limit?.resolve(arguments: [:])
+        if let grouping = try DQLGrouping(select) {
+            var table = DQLGroupTable(grouping)
+            if grouping.needsOnlyCount, !VirtualCollections.isVirtual(select.collection),
+                let plan = try QueryPlanner(db: db, indexes: indexes).countPlan(collection: select.collection, where: select.whereClause)
+            {
+                table.addCounted(try Int64.fetchOne(db.cachedStatement(sql: plan.sql), arguments: plan.arguments) ?? 0)
+            } else {
+                try forEachMatching(select.collection, select.whereClause) { document in
+                    try table.add(document)
+                    return true
+                }
+            }
+            return try table.rows(offset: offset, limit: limit)
+        }
         // Without ORDER BY the scan can stop once it has what LIMIT asks for.
         let stopAfter = select.orderBy.isEmpty ? limit.map { offset + $0 } : nil
         var documents = try matching(select.collection, select.whereClause, limit: stopAfter)

@@ -56,6 +56,40 @@ struct QueryPlanner {
                     description: "collection scan")
     }
 
+    /// A query that counts, in SQL alone, the documents `condition` matches, when SQL can decide
+    /// that exactly (not just a superset): no condition, or one `path = value` or `path IN […]`
+    /// on the first field of an index, with values that are numbers or strings that are not
+    /// dates. `json_type` keeps out the field values SQL would compare differently from DQL:
+    /// booleans (`json_extract` turns them into 1 and 0), arrays and objects (JSON text), null.
+    /// Nil when the documents must be read and evaluated.
+    func countPlan(collection: String, where condition: DQLExpression?) throws -> Plan? {
+        guard let condition else {
+            return Plan(sql: "SELECT COUNT(*) FROM document WHERE collection = ? AND json IS NOT NULL", arguments: [collection],
+                        description: "count of the collection")
+        }
+        guard DQLPredicateAnalysis.conjuncts(of: condition).count == 1 else { return nil }
+        switch condition {
+        case .binary(.equal, _, _), .in(_, _, negated: false): break
+        default: return nil
+        }
+        let (equalities, ranges) = try DQLPredicateAnalysis.analyse(condition, arguments: [:])
+        guard equalities.count == 1, ranges.isEmpty, let equality = equalities.first, equality.values.count <= 500,
+            equality.values.allSatisfy(Self.pushesDown),
+            let index = indexes.first(where: { $0.collection == collection && $0.paths.first == equality.path })
+        else { return nil }
+        if equality.values.isEmpty {
+            // `= NULL`, `IN []`, `IN [NULL]`: nothing matches.
+            return Plan(sql: "SELECT 0", arguments: [], description: "count of nothing")
+        }
+        let expression = FieldIndex.expression(for: equality.path)
+        let type = expression.replacingOccurrences(of: "json_extract(", with: "json_type(")
+        let marks = Array(repeating: "?", count: equality.values.count).joined(separator: ", ")
+        var arguments: StatementArguments = [collection]
+        for value in equality.values { _ = arguments.append(contentsOf: [Self.sqlValue(value)]) }
+        return Plan(sql: "SELECT COUNT(*) FROM document INDEXED BY \"\(index.sqliteName)\" WHERE collection = ? AND \(expression) IN (\(marks)) AND \(type) IN ('text', 'integer', 'real') AND json IS NOT NULL",
+                    arguments: arguments, description: "count by index \(index.name)")
+    }
+
     /// Values whose SQLite equality on `json_extract` finds every document DQL equality finds:
     /// numbers (compared by value in both) and strings that are not dates (DQL compares dates
     /// as instants, across time zones, which text equality would miss).
