@@ -24,6 +24,8 @@ struct Exec: AsyncParsableCommand {
               EVICT FROM c [WHERE …] (local only, never synced)
               CREATE INDEX [IF NOT EXISTS] name ON c (path, …)
               DROP INDEX [IF EXISTS] name [ON c]
+              EXPLAIN statement (its plan; runs nothing, writes nothing)
+              PROFILE SELECT … (runs the SELECT; its plan with what it read and took)
             Conditions: = != < <= > >=, [NOT] IN [a, b] or [NOT] IN (a, b) or IN :list, [NOT] LIKE, \
             [NOT] BETWEEN … AND …, IS [NOT] NULL, IS [NOT] MISSING, AND, OR, NOT.
             Functions: length, lower, upper, contains, starts_with, ends_with, coalesce, \
@@ -32,7 +34,13 @@ struct Exec: AsyncParsableCommand {
             MAX(x). Without GROUP BY, aggregates make one row (COUNT 0 and the others null when \
             nothing matches); documents missing a GROUP BY field form one group with those where it \
             is null, shown as null. Rows of groups have no _id; unnamed aggregates are named like \
-            count(*). Not supported yet: COUNT(DISTINCT x), subqueries, joins, EXPLAIN.
+            count(*). Not supported yet: COUNT(DISTINCT x), subqueries, joins.
+            EXPLAIN prints the plan as the single item: the access path (an index with the values \
+            or bounds it looks up, the primary key for _id, a scan, a count SQL answers alone, or a \
+            system: collection), the filter left to check on each document, grouping, sort, \
+            offset, limit, and estimated_rows (the documents the access path yields, counted \
+            through it). PROFILE adds actual_rows (documents read, matched, rows returned) and \
+            elapsed_ms, and prints no rows of the SELECT itself; PROFILE of a write is refused.
             FROM system:collections, system:indexes, and with --agent system:data_sync_info, \
             system:system_info and system:peers: read-only collections of the store's and the \
             agent's state, read with SELECT.

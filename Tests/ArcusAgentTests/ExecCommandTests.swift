@@ -48,6 +48,37 @@ struct ExecCommandTests {
         #expect(bad.standardError.contains("line 1, column 14: 'year' is neither in GROUP BY nor inside an aggregate"), "\(bad.standardError)")
     }
 
+    @Test("EXPLAIN prints the plan as the single item, names the index once there is one, and writes nothing")
+    func explain() throws {
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let insert = try exec("INSERT INTO cars DOCUMENTS ({'_id': 'a', 'make': 'ford'}), ({'_id': 'b', 'make': 'kia'}), ({'_id': 'c', 'make': 'ford'})")
+        #expect(insert.status == 0, "\(insert.standardError)")
+        let statement = "EXPLAIN SELECT * FROM cars WHERE make = 'ford'"
+        let scan = try exec(statement)
+        #expect(scan.status == 0, "\(scan.standardError)")
+        let scanned = try Value(json: scan.standardOutput)
+        #expect(scanned[path: ["mutatedDocumentIDs"]] == [])
+        guard case .array(let items)? = scanned[path: ["items"]], items.count == 1 else {
+            Issue.record("expected one item: \(scan.standardOutput)")
+            return
+        }
+        #expect(items[0][path: ["access"]] == ["type": "scan"])
+        #expect(items[0][path: ["estimated_rows"]] == 3)
+        #expect(try exec("CREATE INDEX cars_make ON cars (make)").status == 0)
+        let indexed = try Value(json: try exec(statement).standardOutput)
+        #expect(indexed.arrayItem(0, "access", "index") == "cars_make")
+        #expect(indexed.arrayItem(0, "estimated_rows") == 2)
+        let update = try exec("EXPLAIN UPDATE cars SET make = 'vw'")
+        #expect(update.status == 0, "\(update.standardError)")
+        #expect(try Value(json: update.standardOutput).objectValue?.keys.contains("commit_id") == false)
+        #expect(try Value(json: update.standardOutput).arrayItem(0, "operation") == "update")
+        let refused = try exec("PROFILE DELETE FROM cars")
+        #expect(refused.status == 2)
+        #expect(refused.standardError.contains("line 1, column 9: PROFILE runs SELECTs only"), "\(refused.standardError)")
+        let count = try exec("SELECT COUNT(*) AS n FROM cars WHERE make = 'ford'")
+        #expect(try Value(json: count.standardOutput) == ["items": [["n": 2]], "mutatedDocumentIDs": []])
+    }
+
     @Test("bad statements and arguments: the position on stderr, exit status 2, nothing written")
     func badInput() throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
@@ -83,5 +114,13 @@ struct ExecCommandTests {
         let outcome = try exec("SELECT * FROM load LIMIT 1")
         #expect(outcome.status != 0)
         #expect(outcome.standardError.contains("in use by process \(writer.processIdentifier)"), "\(outcome.standardError)")
+    }
+}
+
+extension Value {
+    /// The field at `path` inside the `index`-th element of this object's `items`.
+    fileprivate func arrayItem(_ index: Int, _ path: String...) -> Value? {
+        guard case .array(let items)? = self[path: ["items"]], index < items.count else { return nil }
+        return items[index][path: FieldPath(path)]
     }
 }

@@ -114,6 +114,11 @@ extension DQLStatement {
             return .evict(s)
         case .createIndex, .dropIndex:
             return self
+        case .explain(let s):
+            return .explain(try s.binding(arguments))
+        case .profile(let s):
+            guard case .select(let bound) = try DQLStatement.select(s).binding(arguments) else { return self }
+            return .profile(bound)
         }
     }
 }

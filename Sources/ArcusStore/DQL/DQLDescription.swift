@@ -137,6 +137,10 @@ extension DQLStatement: CustomStringConvertible {
         case .dropIndex(let s):
             return "DROP INDEX \(s.ifExists ? "IF EXISTS " : "")\(DQLPath.quotedName(s.name, first: true))"
                 + (s.collection.map { " ON " + DQLPath.quotedName($0, first: true) } ?? "")
+        case .explain(let s):
+            return "EXPLAIN " + s.description
+        case .profile(let s):
+            return "PROFILE " + DQLStatement.select(s).description
         }
     }
 

@@ -127,21 +127,10 @@ struct DQLParserState {
     // MARK: - Statements
 
     mutating func statement() throws(DQLError) -> DQLStatement {
-        let first = current
         let statement: DQLStatement
-        switch first.keyword {
-        case .select?: statement = try select()
-        case .insert?: statement = try insert()
-        case .update?: statement = try update()
-        case .delete?, .evict?: statement = try removal()
-        case .create?: statement = try createIndex()
-        case .drop?: statement = try dropIndex()
-        default:
-            let choices = "SELECT, INSERT, UPDATE, DELETE, EVICT, CREATE INDEX or DROP INDEX"
-            if first.kind == .end {
-                throw DQLError(.unknownStatement, "empty statement: expected \(choices)", at: first.position)
-            }
-            throw DQLError(.unknownStatement, "unknown statement \(first.quoted): expected \(choices)", at: first.position)
+        switch current.keyword {
+        case .explain?, .profile?: statement = try explained()
+        default: statement = try plainStatement(choices: "SELECT, INSERT, UPDATE, DELETE, EVICT, CREATE INDEX, DROP INDEX, EXPLAIN or PROFILE")
         }
         if accept(.semicolon) {
             guard current.kind == .end else {
@@ -150,6 +139,50 @@ struct DQLParserState {
         }
         guard current.kind == .end else { throw fail(expectedNext) }
         return statement
+    }
+
+    /// A statement other than EXPLAIN and PROFILE; `choices` lists what could stand here, for
+    /// the error when nothing does.
+    private mutating func plainStatement(choices: String) throws(DQLError) -> DQLStatement {
+        let first = current
+        switch first.keyword {
+        case .select?: return try select()
+        case .insert?: return try insert()
+        case .update?: return try update()
+        case .delete?, .evict?: return try removal()
+        case .create?: return try createIndex()
+        case .drop?: return try dropIndex()
+        default:
+            if first.kind == .end {
+                throw DQLError(.unknownStatement, "empty statement: expected \(choices)", at: first.position)
+            }
+            throw DQLError(.unknownStatement, "unknown statement \(first.quoted): expected \(choices)", at: first.position)
+        }
+    }
+
+    /// `EXPLAIN statement` or `PROFILE select`. Neither nests, and PROFILE refuses a write
+    /// here, before anything could run it.
+    private mutating func explained() throws(DQLError) -> DQLStatement {
+        let profiling = at(.profile)
+        let word = profiling ? "PROFILE" : "EXPLAIN"
+        advance()
+        let inner = current
+        if inner.kind == .end {
+            throw DQLError(.syntax, "expected a statement after \(word), found the end of the statement", at: inner.position)
+        }
+        if let keyword = inner.keyword, keyword == .explain || keyword == .profile {
+            throw DQLError(.syntax, "\(word) cannot be followed by \(keyword.rawValue): give it the statement itself", at: inner.position)
+        }
+        guard profiling else {
+            return .explain(try plainStatement(choices: "SELECT, INSERT, UPDATE, DELETE, EVICT, CREATE INDEX or DROP INDEX after EXPLAIN"))
+        }
+        if let keyword = inner.keyword, [.insert, .update, .delete, .evict, .create, .drop].contains(keyword) {
+            throw DQLError(.invalidStatement, "PROFILE runs SELECTs only; use EXPLAIN to see a write's plan", at: inner.position)
+        }
+        guard case .select(let select) = try plainStatement(choices: "SELECT after PROFILE") else {
+            throw DQLError(.invalidStatement, "PROFILE runs SELECTs only; use EXPLAIN to see a write's plan", at: inner.position)
+        }
+        return .profile(select)
     }
 
     /// `[COLLECTION] name [(path TYPE, …)]`.

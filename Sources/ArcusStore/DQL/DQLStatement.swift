@@ -14,6 +14,12 @@ public enum DQLStatement: Sendable, Hashable {
     case evict(DQLRemoval)
     case createIndex(DQLCreateIndex)
     case dropIndex(DQLDropIndex)
+    /// `EXPLAIN statement`: describes how `statement` would run (see `QueryExplanation`) without
+    /// running it. Never nests: the parser refuses `EXPLAIN EXPLAIN …`.
+    indirect case explain(DQLStatement)
+    /// `PROFILE select`: runs the SELECT and returns its plan with what it read and how long it
+    /// took, not its rows. Only a SELECT: a profile that wrote would surprise people.
+    case profile(DQLSelect)
 
     /// The collection the statement works on (`nil` for `DROP INDEX` without `ON`).
     public var collection: String? {
@@ -25,6 +31,8 @@ public enum DQLStatement: Sendable, Hashable {
         case .delete(let s), .evict(let s): return s.collection
         case .createIndex(let s): return s.collection
         case .dropIndex(let s): return s.collection
+        case .explain(let s): return s.collection
+        case .profile(let s): return s.collection
         }
     }
 
@@ -37,17 +45,23 @@ public enum DQLStatement: Sendable, Hashable {
         case .updateCounter(let s): return s.typeHints
         case .delete(let s), .evict(let s): return s.typeHints
         case .createIndex, .dropIndex: return TypeHints()
+        case .explain(let s): return s.typeHints
+        case .profile(let s): return s.typeHints
         }
     }
 
-    /// True for SELECT: the statement changes no document.
+    /// True for SELECT, EXPLAIN and PROFILE: the statement changes no document.
     public var isReadOnly: Bool {
-        if case .select = self { return true }
-        return false
+        switch self {
+        case .select, .explain, .profile: return true
+        default: return false
+        }
     }
 
     /// Every argument the statement uses, in source order (repeats included).
     public var referencedArguments: [DQLArgumentReference] {
+        if case .explain(let inner) = self { return inner.referencedArguments }
+        if case .profile(let select) = self { return DQLStatement.select(select).referencedArguments }
         var found: [DQLArgumentReference] = []
         func add(_ e: DQLExpression?) { e?.collectArguments(into: &found) }
         func add(_ c: DQLCount?) {
@@ -72,7 +86,7 @@ public enum DQLStatement: Sendable, Hashable {
             add(s.whereClause)
         case .delete(let s), .evict(let s):
             add(s.whereClause)
-        case .createIndex, .dropIndex:
+        case .createIndex, .dropIndex, .explain, .profile:
             break
         }
         return found
@@ -92,6 +106,10 @@ public enum DQLStatement: Sendable, Hashable {
             _ = try s.offset?.resolve(arguments: arguments)
         case .insert(let s):
             _ = try s.evaluateDocuments(arguments: arguments)
+        case .explain(let s):
+            try s.validate(arguments: arguments)
+        case .profile(let s):
+            try DQLStatement.select(s).validate(arguments: arguments)
         default:
             break
         }

@@ -74,6 +74,7 @@ enum DQLKeyword: String, Sendable, CaseIterable {
     case map = "MAP", register = "REGISTER", pnCounter = "PN_COUNTER", counter = "COUNTER"
     case attachment = "ATTACHMENT"
     case distinct = "DISTINCT", group = "GROUP", having = "HAVING"
+    case explain = "EXPLAIN", profile = "PROFILE"
 
     /// Keywords that cannot be a bare field name where an expression starts, because there they
     /// are operators, literals or the start of the next clause. Backquote them to use them as names.

@@ -9,6 +9,8 @@ struct QueryExecutor {
     let transaction: WriteTransaction?
     let indexes: [FieldIndex]
     let virtualCollections: VirtualCollections?
+    /// Set by PROFILE: counts the documents reads yield and match.
+    var counters: QueryCounters?
 
     init(transaction: WriteTransaction) {
         db = transaction.db
@@ -31,7 +33,7 @@ struct QueryExecutor {
     func execute(_ statement: DQLStatement, arguments: [String: Value]) throws -> QueryResult {
         try statement.validate(arguments: arguments)
         let bound = try statement.binding(arguments)
-        if case .select = bound {} else if let collection = bound.collection { try VirtualCollections.checkWritable(collection) }
+        if !bound.isReadOnly, let collection = bound.collection { try VirtualCollections.checkWritable(collection) }
         switch bound {
         case .select(let select):
             return QueryResult(items: try self.select(select))
@@ -51,6 +53,10 @@ struct QueryExecutor {
         case .dropIndex(let drop):
             try writing().dropIndex(drop)
             return QueryResult()
+        case .explain(let explained):
+            return QueryResult(items: [.object(try QueryExplanation(executor: self).explain(explained))])
+        case .profile(let select):
+            return QueryResult(items: [.object(try QueryExplanation(executor: self).profile(select))])
         }
     }
 
@@ -77,7 +83,10 @@ struct QueryExecutor {
         if VirtualCollections.isVirtual(collection) {
             guard let virtualCollections else { throw StoreError.invalidQuery("\(collection) cannot be read here") }
             let evaluator = DQLEvaluator()
-            for row in try virtualCollections.rows(of: collection, db: db, indexes: indexes) where try evaluator.matches(condition, document: row) {
+            for row in try virtualCollections.rows(of: collection, db: db, indexes: indexes) {
+                counters?.read += 1
+                guard try evaluator.matches(condition, document: row) else { continue }
+                counters?.matched += 1
                 guard try body(row) else { return }
             }
             return
@@ -87,7 +96,9 @@ struct QueryExecutor {
         let rows = try String.fetchCursor(db.cachedStatement(sql: plan.sql), arguments: plan.arguments)
         while let json = try rows.next() {
             let document = try Value(json: json)
+            counters?.read += 1
             if try evaluator.matches(condition, document: document) {
+                counters?.matched += 1
                 guard try body(document) else { return }
             }
         }
@@ -101,7 +112,9 @@ struct QueryExecutor {
             if grouping.needsOnlyCount, !VirtualCollections.isVirtual(select.collection),
                 let plan = try QueryPlanner(db: db, indexes: indexes).countPlan(collection: select.collection, where: select.whereClause)
             {
-                table.addCounted(try Int64.fetchOne(db.cachedStatement(sql: plan.sql), arguments: plan.arguments) ?? 0)
+                let count = try Int64.fetchOne(db.cachedStatement(sql: plan.sql), arguments: plan.arguments) ?? 0
+                counters?.matched += Int(count)
+                table.addCounted(count)
             } else {
                 try forEachMatching(select.collection, select.whereClause) { document in
                     try table.add(document)

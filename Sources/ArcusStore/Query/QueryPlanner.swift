@@ -13,6 +13,43 @@ struct QueryPlanner {
         var sql: String
         var arguments: StatementArguments
         var description: String
+        /// How the candidates are found, for EXPLAIN.
+        var access: Access
+        /// SQL counting the candidates `sql` yields (same arguments): EXPLAIN's estimate. For a
+        /// count plan, `sql` itself.
+        var countSQL: String
+
+        init(source: String, arguments: StatementArguments, description: String, access: Access) {
+            sql = "SELECT json FROM " + source
+            countSQL = "SELECT COUNT(*) FROM " + source
+            self.arguments = arguments
+            self.description = description
+            self.access = access
+        }
+
+        init(countSQL: String, arguments: StatementArguments, description: String, access: Access) {
+            sql = countSQL
+            self.countSQL = countSQL
+            self.arguments = arguments
+            self.description = description
+            self.access = access
+        }
+    }
+
+    /// The access paths the planner chooses between.
+    enum Access {
+        /// The primary key, for `_id = …` or `_id IN […]`.
+        case byID([Value])
+        /// An index's first field equal to one of the values.
+        case indexEquality(FieldIndex, FieldPath, [Value])
+        /// An index's first field within numeric bounds (`op`, bound).
+        case indexRange(FieldIndex, FieldPath, [(String, Value)])
+        /// Every live document of the collection.
+        case scan
+        /// COUNT answered by SQL: of the whole collection, through an index, or nothing at all.
+        case countCollection
+        case countByIndex(FieldIndex, FieldPath, [Value])
+        case countNothing
     }
 
     func plan(collection: String, where condition: DQLExpression?) throws -> Plan {
@@ -20,8 +57,8 @@ struct QueryPlanner {
             let marks = Array(repeating: "?", count: ids.count).joined(separator: ", ")
             var arguments: StatementArguments = [collection]
             for id in ids { _ = arguments.append(contentsOf: [id.jsonString]) }
-            return Plan(sql: "SELECT json FROM document WHERE collection = ? AND id IN (\(marks)) AND json IS NOT NULL",
-                        arguments: arguments, description: "by _id")
+            return Plan(source: "document WHERE collection = ? AND id IN (\(marks)) AND json IS NOT NULL",
+                        arguments: arguments, description: "by _id", access: .byID(ids))
         }
         let (equalities, ranges) = try DQLPredicateAnalysis.analyse(condition, arguments: [:])
         for index in indexes where index.collection == collection {
@@ -34,26 +71,29 @@ struct QueryPlanner {
                 var arguments: StatementArguments = [collection]
                 for value in equality.values { _ = arguments.append(contentsOf: [Self.sqlValue(value)]) }
                 // INDEXED BY: without statistics SQLite may prefer the primary key's collection prefix.
-                return Plan(sql: "SELECT json FROM document INDEXED BY \"\(index.sqliteName)\" WHERE collection = ? AND \(expression) IN (\(marks)) AND json IS NOT NULL",
-                            arguments: arguments, description: "index \(index.name) (equality)")
+                return Plan(source: "document INDEXED BY \"\(index.sqliteName)\" WHERE collection = ? AND \(expression) IN (\(marks)) AND json IS NOT NULL",
+                            arguments: arguments, description: "index \(index.name) (equality)",
+                            access: .indexEquality(index, path, equality.values))
             }
             let bounds = ranges.filter { $0.path == path && Self.isNumber($0.bound) }
             if !bounds.isEmpty {
                 var clauses: [String] = []
+                var used: [(String, Value)] = []
                 var arguments: StatementArguments = [collection]
                 for bound in bounds {
                     guard let op = Self.sqlOperator(bound.op) else { continue }
                     clauses.append("\(expression) \(op) ?")
+                    used.append((op, bound.bound))
                     _ = arguments.append(contentsOf: [Self.sqlValue(bound.bound)])
                 }
                 if !clauses.isEmpty {
-                    return Plan(sql: "SELECT json FROM document INDEXED BY \"\(index.sqliteName)\" WHERE collection = ? AND \(clauses.joined(separator: " AND ")) AND json IS NOT NULL",
-                                arguments: arguments, description: "index \(index.name) (range)")
+                    return Plan(source: "document INDEXED BY \"\(index.sqliteName)\" WHERE collection = ? AND \(clauses.joined(separator: " AND ")) AND json IS NOT NULL",
+                                arguments: arguments, description: "index \(index.name) (range)", access: .indexRange(index, path, used))
                 }
             }
         }
-        return Plan(sql: "SELECT json FROM document WHERE collection = ? AND json IS NOT NULL", arguments: [collection],
-                    description: "collection scan")
+        return Plan(source: "document WHERE collection = ? AND json IS NOT NULL", arguments: [collection],
+                    description: "collection scan", access: .scan)
     }
 
     /// A query that counts, in SQL alone, the documents `condition` matches, when SQL can decide
@@ -64,8 +104,8 @@ struct QueryPlanner {
     /// Nil when the documents must be read and evaluated.
     func countPlan(collection: String, where condition: DQLExpression?) throws -> Plan? {
         guard let condition else {
-            return Plan(sql: "SELECT COUNT(*) FROM document WHERE collection = ? AND json IS NOT NULL", arguments: [collection],
-                        description: "count of the collection")
+            return Plan(countSQL: "SELECT COUNT(*) FROM document WHERE collection = ? AND json IS NOT NULL", arguments: [collection],
+                        description: "count of the collection", access: .countCollection)
         }
         guard DQLPredicateAnalysis.conjuncts(of: condition).count == 1 else { return nil }
         switch condition {
@@ -79,15 +119,16 @@ struct QueryPlanner {
         else { return nil }
         if equality.values.isEmpty {
             // `= NULL`, `IN []`, `IN [NULL]`: nothing matches.
-            return Plan(sql: "SELECT 0", arguments: [], description: "count of nothing")
+            return Plan(countSQL: "SELECT 0", arguments: [], description: "count of nothing", access: .countNothing)
         }
         let expression = FieldIndex.expression(for: equality.path)
         let type = expression.replacingOccurrences(of: "json_extract(", with: "json_type(")
         let marks = Array(repeating: "?", count: equality.values.count).joined(separator: ", ")
         var arguments: StatementArguments = [collection]
         for value in equality.values { _ = arguments.append(contentsOf: [Self.sqlValue(value)]) }
-        return Plan(sql: "SELECT COUNT(*) FROM document INDEXED BY \"\(index.sqliteName)\" WHERE collection = ? AND \(expression) IN (\(marks)) AND \(type) IN ('text', 'integer', 'real') AND json IS NOT NULL",
-                    arguments: arguments, description: "count by index \(index.name)")
+        return Plan(countSQL: "SELECT COUNT(*) FROM document INDEXED BY \"\(index.sqliteName)\" WHERE collection = ? AND \(expression) IN (\(marks)) AND \(type) IN ('text', 'integer', 'real') AND json IS NOT NULL",
+                    arguments: arguments, description: "count by index \(index.name)",
+                    access: .countByIndex(index, equality.path, equality.values))
     }
 
     /// Values whose SQLite equality on `json_extract` finds every document DQL equality finds:

@@ -33,7 +33,13 @@ extension Store {
         _ query: String, arguments: [String: Value] = [:], handler: @escaping @Sendable (ObserverEvent) -> Void
     ) throws -> StoreObserver {
         let statement = try QueryExecutor.parse(query)
-        guard case .select = statement else { throw StoreError.invalidQuery("an observer needs a SELECT statement") }
+        switch statement {
+        case .select: break
+        case .explain, .profile:
+            throw StoreError.invalidQuery("an observer needs a SELECT statement: EXPLAIN and PROFILE describe one run of a query; observe the SELECT itself")
+        default:
+            throw StoreError.invalidQuery("an observer needs a SELECT statement")
+        }
         try statement.validate(arguments: arguments)
         guard case .select(let select) = try statement.binding(arguments) else {
             throw StoreError.invalidQuery("an observer needs a SELECT statement")
