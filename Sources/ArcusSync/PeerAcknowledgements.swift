@@ -21,6 +21,9 @@ public enum PeerHolding: Sendable, Equatable {
     /// None of its subscriptions (as this store serves them) matches the document: it will not
     /// get it from this store.
     case notSubscribed(DocumentKey)
+    /// This store has never served it (no session between them, or it subscribes to nothing):
+    /// it may hold the write through other peers, but that cannot be told from here.
+    case neverServed
 }
 
 /// The acknowledgements sessions report as they move, per peer (its key: the hex of its hello's
@@ -73,7 +76,9 @@ extension SyncEngine {
     /// no longer in the store (evicted) is not waited for.
     public func peer(_ peer: String, holding keys: [DocumentKey]) throws -> PeerHolding {
         let acknowledged = acknowledgements(of: peer)
-        for document in try store.loggedDocuments(keys) {
+        let documents = try store.loggedDocuments(keys)
+        if acknowledged.isEmpty, !documents.isEmpty { return .neverServed }
+        for document in documents {
             let value = document.value
             let matching = acknowledged.filter { acknowledgement in
                 if let value { return acknowledgement.query.matches(collection: document.key.collection, value: value) }

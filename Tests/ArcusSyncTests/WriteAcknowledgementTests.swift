@@ -27,6 +27,9 @@ struct WriteAcknowledgementTests {
         #expect(try await eventually { try a.engine.peer(Self.key(b), holding: written) == .holds })
         #expect(try ids(b.store, "cars") == ["x"])
         #expect(try a.engine.peer(Self.key(c), holding: written) == .notSubscribed(written[0]))
+        // A peer never met cannot be vouched for from here.
+        let d = try Peer("d")
+        #expect(try a.engine.peer(Self.key(d), holding: written) == .neverServed)
         // A read commits nothing.
         #expect(try a.store.execute("SELECT * FROM cars").commitID == nil)
 

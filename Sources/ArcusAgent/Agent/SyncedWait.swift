@@ -78,6 +78,8 @@ struct SyncedWait {
         case .holds: "holds it"
         case .behind(let key, let acknowledged, let needed):
             "has acknowledged this agent's changes up to commit \(acknowledged); \(key.collection) \(key.id.jsonString) is at \(needed) (is it connected? arcus peers)"
+        case .neverServed:
+            "has never synced with this agent directly: only a peer this agent serves can say what it holds (it may have the write through others; wait on the peer between, or on it from an agent it syncs with)"
         case .notSubscribed(let key):
             "does not subscribe to \(key.collection) \(key.id.jsonString) (on that peer: arcus subscribe --agent URL \"SELECT * FROM \(key.collection)\")"
         }
