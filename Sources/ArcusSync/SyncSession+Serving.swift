@@ -408,6 +408,7 @@ extension SyncSession {
             let backfilling = subscription.isBackfilling
             var changed = try store.changedDocuments(after: subscription.cursor, limit: batchSize)
             var complete = changed.isComplete
+            var heldBack = false
             subscription.backlog?.passed(changed.documents)
             if backfilling {
                 // Changes past the backfill's end went (or will go) as live batches.
@@ -425,10 +426,12 @@ extension SyncSession {
                     complete = false
                 }
             } else if case .through(let end) = push, changed.position > end {
-                // What was written after the hold began waits for the next hold.
+                // What was written after the hold began waits for the next hold. Not complete:
+                // the claim read above may name those changes, and must not be vouched for yet.
                 changed.documents.removeAll { $0.sequence > end }
                 subscription.cursor = end
-                complete = true
+                complete = false
+                heldBack = true
             } else {
                 subscription.cursor = changed.position
             }
@@ -443,6 +446,12 @@ extension SyncSession {
             let reply = subscription.owedReplies > 0 && complete
             guard !documents.isEmpty || reply else {
                 if complete || subscription.cursor >= logEnd { return nil }
+                if heldBack {
+                    // What came after this hold's end starts the next hold (and its wake) now:
+                    // nothing else may ring the sender for it.
+                    _ = livePush(&subscription)
+                    return nil
+                }
                 continue
             }
             // Say what this side vouches for with documents the peer does not know it has, or
