@@ -13,8 +13,8 @@ import Testing
 @Suite("Lazy push")
 struct LazyPushTests {
     /// Three peers, each connected to the other two, all subscribed to orders.
-    static func triangle() throws -> (peers: [Peer], links: [(Int, Int, Connection)]) {
-        let peers = try (0..<3).map { try Peer("p\($0)") }
+    static func triangle(hold: Duration = SyncEngine.Options.lazyPushDefaultHold) throws -> (peers: [Peer], links: [(Int, Int, Connection)]) {
+        let peers = try (0..<3).map { try Peer("p\($0)", lazyPushHold: hold) }
         for peer in peers { _ = try peer.subscribe("SELECT * FROM orders") }
         let links = [(0, 1), (1, 2), (0, 2)].map { ($0.0, $0.1, connect(peers[$0.0], peers[$0.1])) }
         return (peers, links)
@@ -28,17 +28,21 @@ struct LazyPushTests {
 
     @Test("in a triangle, once the sessions have settled, every write reaches each other peer once: no duplicate deliveries")
     func triangleDeliversOnce() async throws {
-        let (peers, links) = try Self.triangle()
+        // A hold far longer than a hop takes even on a loaded machine (the test asserts that
+        // the eager path wins; with 200 ms, a CI run under load saw held copies go first).
+        let hold: Duration = .seconds(2)
+        let (peers, links) = try Self.triangle(hold: hold)
         for (_, _, link) in links { #expect(await link.caughtUp()) }
         // The first writes teach each peer which neighbour hands it changes second.
         for n in 0..<6 { #expect(try await Self.write(n, at: peers[n % 3], reaching: peers)) }
-        try await Task.sleep(for: .milliseconds(600))
+        try await Task.sleep(for: hold + .milliseconds(500))
         let before = peers.map(\.engine.deliveries)
         for n in 6..<18 {
             #expect(try await Self.write(n, at: peers[n % 3], reaching: peers))
-            // Past the hold: a held copy, had it gone, would be counted now.
-            try await Task.sleep(for: .milliseconds(300))
+            try await Task.sleep(for: .milliseconds(100))
         }
+        // Past the last hold: a held copy, had it gone, would be counted now.
+        try await Task.sleep(for: hold + .milliseconds(500))
         for (peer, earlier) in zip(peers, before) {
             let now = peer.engine.deliveries
             #expect(now.duplicates == earlier.duplicates, "\(peer.engine.options.name): \(earlier) then \(now)")
@@ -95,7 +99,7 @@ struct LazyPushTests {
         print("lazy-push-convergence seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")
         var rng = SeededRandom(seed: seed)
         let count = 5
-        let peers = try (0..<count).map { try Peer("p\($0)", batchSize: Int.random(in: 2...20, using: &rng)) }
+        let peers = try (0..<count).map { try Peer("p\($0)", batchSize: Int.random(in: 2...20, using: &rng), lazyPushHold: SyncEngine.Options.lazyPushDefaultHold) }
         for peer in peers { _ = try peer.subscribe("SELECT * FROM items") }
         // A ring and two chords: every peer on a cycle, most on two.
         var edges = (0..<count).map { ($0, ($0 + 1) % count) }
@@ -125,7 +129,7 @@ struct LazyPushTests {
 
     @Test("two peers never go lazy: no push note crosses their session")
     func twoPeersStayEager() async throws {
-        let a = try Peer("a"), b = try Peer("b")
+        let a = try Peer("a", lazyPushHold: SyncEngine.Options.lazyPushDefaultHold), b = try Peer("b", lazyPushHold: SyncEngine.Options.lazyPushDefaultHold)
         for peer in [a, b] { _ = try peer.subscribe("SELECT * FROM orders") }
         let link = connect(a, b)
         #expect(await link.caughtUp())
