@@ -13,7 +13,6 @@ public enum SyncMessage: Sendable, Equatable {
     case error(SyncError)
     case missing(MissingDocuments)
     case credentials(Credentials)
-    case pushNote(PushNote)
 
     public var type: MessageType {
         switch self {
@@ -28,13 +27,12 @@ public enum SyncMessage: Sendable, Equatable {
         case .error: return .error
         case .missing: return .missing
         case .credentials: return .credentials
-        case .pushNote: return .pushNote
         }
     }
 }
 
 public enum MessageType: UInt8, Sendable, CaseIterable {
-    case hello = 1, subscribe, unsubscribe, summary, deltaBatch, ack, attachmentRequest, attachmentChunk, error, missing, credentials, pushNote
+    case hello = 1, subscribe, unsubscribe, summary, deltaBatch, ack, attachmentRequest, attachmentChunk, error, missing, credentials
 }
 
 /// The first message on a session: who is speaking and what it can do.

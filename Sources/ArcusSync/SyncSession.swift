@@ -91,11 +91,6 @@ public actor SyncSession {
     var refusalLog = RefusalLog()
     /// Whether the peer reads `credentials` messages (its hello says so).
     var peerReadsCredentials = false
-    /// Whether the peer reads push notes (its hello says so): it can be asked to push lazily.
-    var peerReadsPushNotes = false
-    /// This store's subscriptions the peer was asked to push lazily (read by the engine, from
-    /// any thread, to keep one eager path per subscription).
-    nonisolated let lazyAsked = Mutex<Set<UInt64>>([])
     /// A batch produced after the credentials that go ahead of it, which were sent first.
     var heldBatch: DeltaBatch?
     /// Attachment ranges the peer asked for, served in order.
@@ -222,7 +217,6 @@ public actor SyncSession {
         case .error(let error): try receivedError(error)
         case .missing(let missing): try receivedMissing(missing)
         case .credentials(let credentials): engine.options.origins?.receive(credentials.items, from: peerDescription)
-        case .pushNote(let note): receivedPushNote(note)
         }
     }
 
@@ -248,7 +242,6 @@ public actor SyncSession {
         peerName = hello.name
         peerReadsBacklog = hello.capabilities.contains(SyncBacklog.capability)
         peerReadsCredentials = hello.capabilities.contains(Credentials.capability)
-        peerReadsPushNotes = hello.capabilities.contains(PushNote.capability)
         if peerReadsCredentials, let announcements = engine.options.origins?.announcements, !announcements.isEmpty {
             send(.credentials(Credentials(items: announcements)))
         }
