@@ -54,6 +54,19 @@ extension EncodingContext {
                 w.writeVarint(UInt64(item.kind))
                 w.writeLengthPrefixed(item.bytes)
             }
+        case .pushNote(let note):
+            w.writeVarint(note.lazy.count)
+            for id in note.lazy { w.writeVarint(id) }
+            w.writeVarint(note.eager.count)
+            for id in note.eager { w.writeVarint(id) }
+            w.writeVarint(note.refused.count)
+            for id in note.refused { w.writeVarint(id) }
+            w.writeVarint(note.has.count)
+            // In key order (the reader checks it), so consecutive ids share prefixes.
+            for document in note.has.sorted(by: { $0.key < $1.key }) {
+                writeKey(document.key, to: &w)
+                writeVersion(document.version, to: &w)
+            }
         }
     }
 
@@ -288,6 +301,27 @@ extension DecodingContext {
                 items.append(Credentials.Item(kind: UInt8(kind), bytes: try readBytes(from: &r, limit: Credentials.maximumItemBytes)))
             }
             return .credentials(Credentials(items: items))
+        case .pushNote:
+            var lists: [[UInt64]] = []
+            for what in ["lazy subscriptions", "eager subscriptions", "refused subscriptions"] {
+                let count = try r.readCount(what, limit: PushNote.maximumSubscriptions - lists.reduce(0) { $0 + $1.count })
+                try allowance.charge(count, each: MemoryLayout<UInt64>.stride)
+                var ids: [UInt64] = []
+                ids.reserveCapacity(count)
+                for _ in 0..<count { ids.append(try r.readVarint()) }
+                lists.append(ids)
+            }
+            // A key and a version take at least two bytes.
+            let count = try r.readCount("noted documents", limit: PushNote.maximumDocuments, minimumItemSize: 2)
+            try allowance.charge(count, each: DecodedCost.key)
+            var has: [DocumentVersion] = []
+            has.reserveCapacity(count)
+            for _ in 0..<count {
+                let key = try readKey(from: &r)
+                if let previous = has.last?.key, !(previous < key) { throw .invalidValue("noted document \(key) out of order or repeated") }
+                has.append(DocumentVersion(key: key, version: try readVersion(from: &r)))
+            }
+            return .pushNote(PushNote(lazy: lists[0], eager: lists[1], refused: lists[2], has: has))
         }
     }
 

@@ -13,6 +13,7 @@ public enum SyncMessage: Sendable, Equatable {
     case error(SyncError)
     case missing(MissingDocuments)
     case credentials(Credentials)
+    case pushNote(PushNote)
 
     public var type: MessageType {
         switch self {
@@ -27,12 +28,13 @@ public enum SyncMessage: Sendable, Equatable {
         case .error: return .error
         case .missing: return .missing
         case .credentials: return .credentials
+        case .pushNote: return .pushNote
         }
     }
 }
 
 public enum MessageType: UInt8, Sendable, CaseIterable {
-    case hello = 1, subscribe, unsubscribe, summary, deltaBatch, ack, attachmentRequest, attachmentChunk, error, missing, credentials
+    case hello = 1, subscribe, unsubscribe, summary, deltaBatch, ack, attachmentRequest, attachmentChunk, error, missing, credentials, pushNote
 }
 
 /// The first message on a session: who is speaking and what it can do.

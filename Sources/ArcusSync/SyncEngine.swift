@@ -34,6 +34,14 @@ public final class SyncEngine: Sendable {
         /// not relayed; fetchers then need a peer that has it, or one that references it and
         /// fetches it for itself.
         public var relayedAttachmentBytes: Int64 = 256 << 20
+        /// How long a server holds the live changes of a subscription its peer asked it to push
+        /// lazily, before it sends what the peer still lacks (see `SyncSession` lazy push);
+        /// nil turns lazy push off (peers are not offered it, and every change goes at once).
+        /// Off by default until it has run through the network bed's faults (Docs/Sync.md,
+        /// "Lazy push"); `lazyPushDefaultHold` is the hold its tests and `arcus demo
+        /// --lazy-hold` use.
+        public var lazyPushHold: Duration? = nil
+        public static let lazyPushDefaultHold: Duration = .milliseconds(200)
         /// Where the engine reports what a person running it may need to know.
         public var log: @Sendable (SyncLogLevel, String) -> Void = { _, _ in }
 
@@ -49,7 +57,9 @@ public final class SyncEngine: Sendable {
     public var hello: Hello {
         Hello(
             peerID: peerID, protocolVersion: SyncSession.protocolVersion,
-            capabilities: [SyncBacklog.capability] + (options.origins == nil ? [] : [Credentials.capability]), name: options.name
+            capabilities: [SyncBacklog.capability] + (options.origins == nil ? [] : [Credentials.capability])
+                + (options.lazyPushHold == nil ? [] : [PushNote.capability]),
+            name: options.name
         )
     }
 
@@ -75,6 +85,8 @@ public final class SyncEngine: Sendable {
     private let credentialsGiven = Mutex<[String: Set<SiteID>]>([:])
     /// Active subscriptions whose documents were evicted: announced again after the commit.
     private let reannounce = Mutex<Set<UInt64>>([])
+    /// Serialises `askLazy` and `takeLazy`.
+    private let lazyServing = Mutex(())
     /// "peer/subscription" pairs whose summary asking for this store's own events was answered.
     private let ownEventsAsked = Mutex<Set<String>>([])
 
@@ -230,14 +242,20 @@ public final class SyncEngine: Sendable {
     /// A `stale` batch was produced before the peer took in this side's latest summary: its
     /// `covers` may vouch for events this store evicted and could not get back since, so they
     /// count only below where that lowered its claims.
-    func merge(_ batch: DeltaBatch, subscription id: UInt64, from peer: String, stale: Bool = false) throws -> (changed: Int, covers: VersionVector?) {
+    func merge(_ batch: DeltaBatch, subscription id: UInt64, from peer: String, stale: Bool = false) throws
+        -> (changed: Int, covers: VersionVector?, changedDocuments: [DocumentDelta]) {
         var batch = batch
         if stale, let covers = batch.covers, let floor = subscription(id)?.recoveryFloor, !floor.isEmpty {
             batch.covers = covers.lowered(below: floor)
         }
         var changed = 0
+        var changedDocuments: [DocumentDelta] = []
+        let noting = options.lazyPushHold != nil
         try store.write { tx in
-            for delta in batch.documents where try tx.merge(delta) { changed += 1 }
+            for delta in batch.documents where try tx.merge(delta) {
+                changed += 1
+                if noting { changedDocuments.append(delta) }
+            }
             if let position = batch.position {
                 try tx.setSyncRecord(SyncRecords.ackedKey(peer: peer, id), SyncRecords.position(position))
             }
@@ -257,7 +275,7 @@ public final class SyncEngine: Sendable {
             $0.documents += documents
             $0.duplicates += documents - changed
         }
-        return (changed, batch.covers)
+        return (changed, batch.covers, changedDocuments)
     }
 
     /// An eviction takes documents away: every subscription whose documents they were notes
@@ -431,6 +449,52 @@ public final class SyncEngine: Sendable {
         _ = state.withLock { $0.sessions.removeValue(forKey: ObjectIdentifier(session)) }
         attachments.sessionEnded(session)
         progress.ended(ObjectIdentifier(session))
+        // A subscription whose eager server this was is pushed eagerly by the lazy ones again.
+        guard options.lazyPushHold != nil else { return }
+        let left = sessions
+        for id in activeSubscriptionIDs where !left.contains(where: { $0.pushesEagerly(id) }) {
+            for other in left where other.lazyAsked.withLock({ $0.contains(id) }) {
+                Task { await other.askEager(id) }
+            }
+        }
+    }
+
+    // MARK: - Lazy push
+
+    /// Whether `session`'s server may be asked to push subscription `id` lazily: only while
+    /// another session has it pushed eagerly (one eager path in always stays). Checked and
+    /// marked under one lock, so two sessions that merge duplicates at once cannot both prune.
+    func askLazy(_ id: UInt64, of session: SyncSession) -> Bool {
+        lazyServing.withLock { _ in
+            guard !session.lazyAsked.withLock({ $0.contains(id) }),
+                  sessions.contains(where: { $0 !== session && $0.pushesEagerly(id) }) else { return false }
+            session.lazyAsked.withLock { _ = $0.insert(id) }
+            return true
+        }
+    }
+
+    /// Whether `session` may push the peer's subscription `id` lazily: only while another
+    /// session pushes the same collection eagerly (one eager path out of this store stays).
+    /// Checked and taken under one lock, so two sessions asked at once cannot both go lazy.
+    func takeLazy(_ id: UInt64, of query: SubscriptionQuery, for session: SyncSession) -> Bool {
+        lazyServing.withLock { _ in
+            let others = sessions.filter { $0 !== session }
+            let eagerElsewhere = others.contains { other in
+                other.eagerlyServed.withLock { served in
+                    served.values.contains { $0 == nil || query.collection == nil || $0 == query.collection }
+                }
+            }
+            if eagerElsewhere { session.eagerlyServed.withLock { _ = $0.removeValue(forKey: id) } }
+            return eagerElsewhere
+        }
+    }
+
+    /// A session merged `documents` (they changed the store): every other session whose
+    /// server was asked to push lazily tells it so, so that it does not send them after its hold.
+    func merged(_ documents: [DocumentVersion], apart session: SyncSession) {
+        for other in sessions where other !== session && !other.lazyAsked.withLock({ $0.isEmpty }) {
+            Task { await other.noteHas(documents) }
+        }
     }
 
     private func storeChanged() {

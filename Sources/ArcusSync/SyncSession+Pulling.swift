@@ -163,6 +163,10 @@ extension SyncSession {
         let stale = (unanswered[id] ?? 0) > Int(batch.answers) || (announcedAfter[id] ?? 0) < subscription.evictions
         let merged = try engine.merge(batch, subscription: id, from: peerKey, stale: stale)
         statistics.documentsReceived += merged.changed
+        if !merged.changedDocuments.isEmpty {
+            engine.merged(merged.changedDocuments.map { DocumentVersion(key: $0.key, version: $0.state.version) }, apart: self)
+        }
+        pushAfterMerging(batch, changed: merged.changed, subscription: id)
         engine.progress.received(batch, bytes: frameBytes, session: ObjectIdentifier(self))
         for delta in batch.documents { remember(delta.key, has: delta.state.version) }
         // (Refused documents are not remembered either: what the peer has of them stays unknown.)

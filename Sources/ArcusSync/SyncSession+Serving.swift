@@ -53,6 +53,12 @@ struct ServedSubscription {
     /// What the backfill has still to go through, told the peer with each batch; nil when the
     /// peer does not read backlogs, or no backfill is under way.
     var backlog: BacklogEstimate?
+    /// Whether the peer asked for its live changes lazily (`PushNote`): once the backfill is
+    /// done, they are held `SyncEngine.Options.lazyPushHold`, then sent only if still missing.
+    var lazy = false
+    /// When the changes held now began to be held, and the log position they end at.
+    var holdStarted: ContinuousClock.Instant?
+    var holdEnd: Int64 = 0
 
     /// The collections the peer could read when this side served it (persisted): when it may
     /// read more now, what was withheld lies behind `acknowledged`, and the log is read again.
@@ -400,6 +406,8 @@ extension SyncSession {
         if let batch = try resendBatch(&subscription) { return batch }
         let logEnd = store.changeSequence
         guard subscription.owedReplies > 0 || subscription.cursor < logEnd else { return nil }
+        let push = livePush(&subscription)
+        if case .holding = push { return nil }
         while true {
             // Read before the documents: it names nothing they lack. (A document it names may
             // have moved further down the log since; the read below finds it wherever it is.)
@@ -407,6 +415,7 @@ extension SyncSession {
             let backfilling = subscription.isBackfilling
             var changed = try store.changedDocuments(after: subscription.cursor, limit: batchSize)
             var complete = changed.isComplete
+            var heldBack = false
             subscription.backlog?.passed(changed.documents)
             if backfilling {
                 // Changes past the backfill's end went (or will go) as live batches.
@@ -423,6 +432,13 @@ extension SyncSession {
                     subscription.cursor = changed.position
                     complete = false
                 }
+            } else if case .through(let end) = push, changed.position > end {
+                // What was written after the hold began waits for the next hold. Not complete:
+                // the claim read above may name those changes, and must not be vouched for yet.
+                changed.documents.removeAll { $0.sequence > end }
+                subscription.cursor = end
+                complete = false
+                heldBack = true
             } else {
                 subscription.cursor = changed.position
             }
@@ -438,6 +454,12 @@ extension SyncSession {
             let reply = subscription.owedReplies > 0 && complete
             guard !documents.isEmpty || reply else {
                 if complete || subscription.cursor >= logEnd { return nil }
+                if heldBack {
+                    // What came after this hold's end starts the next hold (and its wake) now:
+                    // nothing else may ring the sender for it.
+                    _ = livePush(&subscription)
+                    return nil
+                }
                 continue
             }
             // Say what this side vouches for with documents the peer does not know it has, or

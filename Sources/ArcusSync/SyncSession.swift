@@ -66,7 +66,9 @@ public actor SyncSession {
     /// the link answers).
     static let queueLimit = 256
     /// The peer's subscriptions this side serves, by the peer's id for them.
-    var served: [UInt64: ServedSubscription] = [:]
+    var served: [UInt64: ServedSubscription] = [:] {
+        didSet { noteEagerlyServed() }
+    }
     /// The peer's subscriptions refused for asking for a collection it may not read (which
     /// one): each of their summaries gets `notPermitted`.
     var refusedSubscriptions: [UInt64: String] = [:]
@@ -91,6 +93,15 @@ public actor SyncSession {
     var refusalLog = RefusalLog()
     /// Whether the peer reads `credentials` messages (its hello says so).
     var peerReadsCredentials = false
+    /// Whether the peer reads push notes (its hello says so): it can be asked to push lazily.
+    var peerReadsPushNotes = false
+    /// This store's subscriptions the peer was asked to push lazily (read by the engine, from
+    /// any thread, to keep one eager path per subscription).
+    nonisolated let lazyAsked = Mutex<Set<UInt64>>([])
+    /// The collections of the peer's subscriptions this side pushes eagerly (nil: every
+    /// collection), by subscription id: read by the engine, from any thread, so that a lazy
+    /// request is taken only while another peer still gets this store's changes at once.
+    nonisolated let eagerlyServed = Mutex<[UInt64: String?]>([:])
     /// A batch produced after the credentials that go ahead of it, which were sent first.
     var heldBatch: DeltaBatch?
     /// Attachment ranges the peer asked for, served in order.
@@ -217,6 +228,7 @@ public actor SyncSession {
         case .error(let error): try receivedError(error)
         case .missing(let missing): try receivedMissing(missing)
         case .credentials(let credentials): engine.options.origins?.receive(credentials.items, from: peerDescription)
+        case .pushNote(let note): receivedPushNote(note)
         }
     }
 
@@ -242,6 +254,7 @@ public actor SyncSession {
         peerName = hello.name
         peerReadsBacklog = hello.capabilities.contains(SyncBacklog.capability)
         peerReadsCredentials = hello.capabilities.contains(Credentials.capability)
+        peerReadsPushNotes = hello.capabilities.contains(PushNote.capability)
         if peerReadsCredentials, let announcements = engine.options.origins?.announcements, !announcements.isEmpty {
             send(.credentials(Credentials(items: announcements)))
         }

@@ -67,6 +67,9 @@ struct Demo: AsyncParsableCommand {
     @Option(help: "With --scenario mesh, the most sessions a peer keeps with the peers it hears (the rest stay unused; the mesh stays connected); 0: a session with every peer it hears.")
     var sessionLimit = MeshDemo.Options().sessionLimit ?? 0
 
+    @Option(help: "With --scenario mesh, how long (ms) a peer holds live changes on a session whose peer got them elsewhere first (lazy push), then sends what it still lacks; 0: lazy push off.")
+    var lazyHold = MeshDemo.Options().lazyPushHold.map { Int($0 / .milliseconds(1)) } ?? 0
+
     @Option(help: "What carries the links, with --scenario mesh: loopback (in-process links, shaped as --link says) or ble-emulated (the emulated Bluetooth radio: AF_UNIX SOCK_SEQPACKET channels, the L2CAP code path, paced as an LE 1M PHY).")
     var transport: DemoTransport = .loopback
 
@@ -185,6 +188,7 @@ struct Demo: AsyncParsableCommand {
         options.shape = topology
         options.degree = degree
         options.sessionLimit = sessionLimit == 0 ? nil : sessionLimit
+        options.lazyPushHold = lazyHold <= 0 ? nil : .milliseconds(lazyHold)
         options.seconds = seconds
         if let rate { options.rate = rate }
         options.drops = drops

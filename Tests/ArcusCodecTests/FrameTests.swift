@@ -20,6 +20,11 @@ struct FrameTests {
         .deltaBatch(DeltaBatch(documents: [], position: 40, subscriptionID: 3, backlog: SyncBacklog(documents: 1_999, bytes: 123_456_789))),
         .deltaBatch(DeltaBatch(documents: [], subscriptionID: 3, answers: 1, backlog: .none)),
         .attachmentRequest(AttachmentRequest(hash: [UInt8](repeating: 9, count: 32), offset: 4096, chunkSize: 180, hops: 2, length: 10_000)),
+        .pushNote(PushNote(lazy: [3, 1 << 40], eager: [7], refused: [9], has: [
+            DocumentVersion(key: DocumentKey("orders", "o1"), version: VersionVector([SiteID(5): Timestamp(milliseconds: 77, logical: 3)])),
+            DocumentVersion(key: DocumentKey("orders", "o2"), version: VersionVector()),
+        ])),
+        .pushNote(PushNote()),
     ]
 
     @Test("an attachment request's length is optional and last: one without it (from an older peer) reads as nil, one past Int64 is refused")

@@ -47,7 +47,7 @@ struct Peer {
     let log: LogLines
 
     init(_ name: String, store: Store? = nil, batchSize: Int = 200, clock: HybridLogicalClock.PhysicalClock? = nil,
-         relayedAttachmentBytes: Int64? = nil) throws {
+         relayedAttachmentBytes: Int64? = nil, lazyPushHold: Duration? = nil) throws {
         var storeOptions = Store.Options()
         if let clock { storeOptions.physicalClock = clock }
         self.store = try store ?? Store(inMemory: storeOptions)
@@ -57,6 +57,7 @@ struct Peer {
         options.batchSize = batchSize
         options.log = log.sink
         if let relayedAttachmentBytes { options.relayedAttachmentBytes = relayedAttachmentBytes }
+        options.lazyPushHold = lazyPushHold
         engine = try SyncEngine(store: self.store, options: options)
     }
 

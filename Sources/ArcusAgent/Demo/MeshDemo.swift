@@ -22,6 +22,9 @@ public struct MeshDemo: Sendable {
         /// Sessions a peer holds at most, of the peers it hears (`LinkPruning`); nil: one with
         /// every peer it hears. The default is the Bluetooth link budget's.
         public var sessionLimit: Int? = ScarceLinkBudget().limit
+        /// How long a lazy link holds live changes (`SyncEngine.Options.lazyPushHold`); nil:
+        /// lazy push off, every session pushes each change at once.
+        public var lazyPushHold: Duration? = SyncEngine.Options().lazyPushHold
         /// How long the peers write (and links drop, with `drops`).
         public var seconds = 10.0
         /// Writes per second across the whole mesh.
@@ -53,6 +56,8 @@ public struct MeshDemo: Sendable {
         /// The links that carry sessions (all of the heard ones without a session limit), their
         /// degrees and the most hops between two peers over them.
         public var sessionLimit: Int?
+        /// `Options.lazyPushHold` in milliseconds; nil: lazy push off.
+        public var lazyHoldMilliseconds: Int?
         public var sessionLinks = 0
         public var sessionDegreeMean = 0.0
         public var sessionDegreeMax = 0
@@ -93,7 +98,8 @@ public struct MeshDemo: Sendable {
                 ("peers", .int(Int64(peers))), ("topology", .string(topology)),
                 ("links", .int(Int64(links))), ("degree", .double((degreeMean * 100).rounded() / 100)),
                 ("max_degree", .int(Int64(degreeMax))),
-                ("session_limit", sessionLimit.map { .int(Int64($0)) } ?? .null), ("session_links", .int(Int64(sessionLinks))),
+                ("session_limit", sessionLimit.map { .int(Int64($0)) } ?? .null),
+                ("lazy_hold_ms", lazyHoldMilliseconds.map { .int(Int64($0)) } ?? .null), ("session_links", .int(Int64(sessionLinks))),
                 ("session_degree", .double((sessionDegreeMean * 100).rounded() / 100)),
                 ("max_session_degree", .int(Int64(sessionDegreeMax))), ("diameter", .int(Int64(diameter))),
                 ("writes", .int(Int64(writes))), ("seconds", .double(seconds)), ("drops", .int(Int64(drops))),
@@ -118,6 +124,7 @@ public struct MeshDemo: Sendable {
         // Sessions on a bounded subset of the links heard, the same for the same seed.
         let topology = options.sessionLimit.map { heard.pruned(LinkPruning(limit: $0), seed: options.seed) } ?? heard
         var engineOptions = SyncEngine.Options()
+        engineOptions.lazyPushHold = options.lazyPushHold
         engineOptions.log = { level, message in
             if level != .info { progress("\(level.rawValue): \(message)") }
         }
@@ -133,6 +140,7 @@ public struct MeshDemo: Sendable {
         figures.degreeMean = heard.meanDegree
         figures.degreeMax = heard.maxDegree
         figures.sessionLimit = options.sessionLimit
+        figures.lazyHoldMilliseconds = options.lazyPushHold.map { Int($0 / .milliseconds(1)) }
         figures.sessionLinks = topology.links.count
         figures.sessionDegreeMean = topology.meanDegree
         figures.sessionDegreeMax = topology.maxDegree
