@@ -73,8 +73,8 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(help: "What an acknowledged write survives: full (default: the API answers once the commit is fsynced to the write-ahead log, so it survives the process being killed and a power cut) or normal (it survives the process being killed, but a power cut may lose the last writes, those since the last checkpoint; one fsync less per write). Attachment blobs are fsynced either way.")
     var durability: String?
 
-    @Option(help: "The log level: trace, debug, info, notice, warning, error or critical.")
-    var logLevel: String = "info"
+    @Option(help: "The log level: trace, debug, info (default), notice, warning, error or critical. `ALTER SYSTEM SET log_level = debug` changes it while the agent runs.")
+    var logLevel: String?
 
     func run() async throws {
         do {
@@ -82,9 +82,9 @@ struct AgentCommand: AsyncParsableCommand {
                 dataDirectory: data, configFile: config, name: name, http: http, httpExpose: httpExpose, listen: listen,
                 transports: transports, peers: peer, noMDNS: noMDNS, subscriptions: subscribe, bleEmulated: bleEmulated, bleLinks: bleLinks, blePSM: blePsm,
                 bleAdapter: bleAdapter, cloud: cloud, role: role, clockSkewAllowance: clockSkewAllowance,
-                durability: durability
+                durability: durability, logLevel: logLevel
             )
-            try await Agent.runUntilSignalled(configuration, logger: try AgentLogging.standardError(level: logLevel))
+            try await Agent.runUntilSignalled(configuration, logger: AgentLogging.standardError(level: configuration.logLevel))
         } catch let error as CommandError {
             Terminal.writeError("error: " + error.message + "\n")
             throw ExitCode(error.exitStatus)

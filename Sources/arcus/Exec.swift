@@ -26,6 +26,9 @@ struct Exec: AsyncParsableCommand {
               DROP INDEX [IF EXISTS] name [ON c]
               EXPLAIN statement (its plan; runs nothing, writes nothing)
               PROFILE SELECT … (runs the SELECT; its plan with what it read and took)
+              SHOW [ALL | name] (runtime settings: name, value, default, source, applies)
+              ALTER SYSTEM SET name = value (saved; live where it can be)
+              ALTER SYSTEM RESET name | ALL
             Conditions: = != < <= > >=, [NOT] IN [a, b] or [NOT] IN (a, b) or IN :list, [NOT] LIKE, \
             [NOT] BETWEEN … AND …, IS [NOT] NULL, IS [NOT] MISSING, AND, OR, NOT.
             Functions: length, lower, upper, contains, starts_with, ends_with, coalesce, \
@@ -41,6 +44,11 @@ struct Exec: AsyncParsableCommand {
             offset, limit, and estimated_rows (the documents the access path yields, counted \
             through it). PROFILE adds actual_rows (documents read, matched, rows returned) and \
             elapsed_ms, and prints no rows of the SELECT itself; PROFILE of a write is refused.
+            SHOW and ALTER SYSTEM: the settings are log_level, durability and transports (live: \
+            ALTER SYSTEM SET transports = 'loopback' stops LAN in a running agent), pending_handshakes \
+            and ble_links (at restart), named as in the configuration file. A change is saved in the \
+            data directory and wins over the configuration across restarts; RESET goes back to it. \
+            With --data they change what the agent will start with.
             FROM system:collections, system:indexes, and with --agent system:data_sync_info, \
             system:system_info and system:peers: read-only collections of the store's and the \
             agent's state, read with SELECT.

@@ -8,8 +8,8 @@ import Testing
 struct DQLParseErrorTests {
     @Test("each malformed statement gives its exact message", arguments: [
         ("SELECT * FORM cars", "line 1, column 10: expected FROM after the projection, found 'FORM'"),
-        ("SELEC * FROM cars", "line 1, column 1: unknown statement 'SELEC': expected SELECT, INSERT, UPDATE, DELETE, EVICT, CREATE INDEX, DROP INDEX, EXPLAIN or PROFILE"),
-        ("", "line 1, column 1: empty statement: expected SELECT, INSERT, UPDATE, DELETE, EVICT, CREATE INDEX, DROP INDEX, EXPLAIN or PROFILE"),
+        ("SELEC * FROM cars", "line 1, column 1: unknown statement 'SELEC': expected SELECT, INSERT, UPDATE, DELETE, EVICT, CREATE INDEX, DROP INDEX, EXPLAIN, PROFILE, SHOW or ALTER SYSTEM"),
+        ("", "line 1, column 1: empty statement: expected SELECT, INSERT, UPDATE, DELETE, EVICT, CREATE INDEX, DROP INDEX, EXPLAIN, PROFILE, SHOW or ALTER SYSTEM"),
         ("SELECT * FROM cars WHERE", "line 1, column 25: expected an expression, found end of input"),
         ("SELECT * FROM cars WHERE color = 'red", "line 1, column 34: unterminated string: no closing ' for the string that starts here"),
         ("SELECT * FROM cars WHER color = 'red'", "line 1, column 20: expected WHERE, GROUP BY, ORDER BY, LIMIT, OFFSET or the end of the statement, found 'WHER'"),

@@ -21,17 +21,19 @@ extension Agent {
             )
         }
         let systemd = SystemdNotifier()
-        let http = AgentHTTPAPI.application(for: agent, registry: registry, logger: logger) { url in
+        // The agent's logger, whose level `ALTER SYSTEM SET log_level` changes.
+        let agentLogger = agent.logger
+        let http = AgentHTTPAPI.application(for: agent, registry: registry, logger: agentLogger) { url in
             let line = agent.readyLine(http: url)
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
-            logger.info("ready", metadata: ["http": "\(url)", "peer": "\(agent.identity.peerID)"])
+            agentLogger.info("ready", metadata: ["http": "\(url)", "peer": "\(agent.identity.peerID)"])
             if let exposure = agent.httpExposure(url: url) {
-                logger.warning("the HTTP API is exposed beyond this machine (--http-expose): \(exposure)")
+                agentLogger.warning("the HTTP API is exposed beyond this machine (--http-expose): \(exposure)")
             }
             systemd.ready(status: "serving \(url) as \(agent.configuration.name)")
         }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: http), .init(service: agent)]
-        if configuration.releaseStartupMemory { services.append(.init(service: StartupMemoryService(logger: logger))) }
+        if configuration.releaseStartupMemory { services.append(.init(service: StartupMemoryService(logger: agentLogger))) }
         // Last, so that it is told first: systemd hears STOPPING=1 as shutdown begins.
         services.append(.init(service: SystemdService(notifier: systemd)))
         // Shut down in reverse order: the agent first (ending the observe streams, so that the
@@ -40,7 +42,7 @@ extension Agent {
             configuration: ServiceGroupConfiguration(
                 services: services,
                 gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger
+                logger: agentLogger
             )
         )
         try await group.run()

@@ -33,8 +33,20 @@ public final class Agent: Service, Sendable {
     /// Attachment fetches the HTTP API started; cancelled when the agent stops.
     let attachmentDownloads = AttachmentDownloads()
     let logger: Logger
-    /// Every transport the agent runs; LAN, Bluetooth and cloud join this list as they are built.
-    let transports: [any Transport]
+    /// Every transport the agent runs (`ALTER SYSTEM SET transports` changes the list).
+    var transports: [any Transport] { liveTransports.withLock { $0 } }
+    let liveTransports: Mutex<[any Transport]>
+    /// False when the program gave the agent its transports: it cannot make others.
+    let buildsTransports: Bool
+    /// Where the LAN transport listened before `ALTER SYSTEM` stopped it, so that it listens
+    /// there again when turned back on (its peers' `--peer` still names that port).
+    let stoppedLANAddress = Mutex<LANAddress?>(nil)
+    /// SHOW and ALTER SYSTEM's settings: the configuration's and the data directory's overrides.
+    let settings: AgentSettings
+    /// The level every copy of `logger` logs at (`log_level`).
+    let logLevel: AdjustableLogLevel
+    /// Held by each ALTER SYSTEM while it applies its change.
+    let settingChanges = AsyncLock()
     /// Which transports started (see `startTransports`).
     let transportStarts: TransportStarts
     /// Secures links for sync; nil when no mesh credential is configured (links are refused).
@@ -64,10 +76,29 @@ public final class Agent: Service, Sendable {
     /// - Parameter transports: transports to run instead of those `configuration` names, for a
     ///   program that embeds the agent or a test that links agents over one loopback network.
     ///   They must not have been started.
+    ///
+    /// `configuration` is the configuration file's and command line's; what `ALTER SYSTEM` saved
+    /// in the data directory (`SettingsFile`) is laid over it, and `configuration` then holds the
+    /// result. `logger`'s level is the configured `log_level`.
     public init(
-        configuration: AgentConfiguration, metricsFactory: any MetricsFactory, logger: Logger, transports: [any Transport]? = nil
+        configuration configured: AgentConfiguration, metricsFactory: any MetricsFactory, logger given: Logger, transports: [any Transport]? = nil
     ) throws(CommandError) {
-        try configuration.checkHTTPExposure()
+        try configured.checkHTTPExposure()
+        var baseline = configured
+        baseline.logLevel = given.logLevel
+        let settingsFile = SettingsFile(dataDirectory: configured.dataDirectory)
+        let overrides = try settingsFile.read()
+        var configuration = baseline
+        for (setting, value) in overrides {
+            do throws(StoreError) { try setting.apply(value, to: &configuration) } catch { throw CommandError("\(settingsFile.path): \(error.description)") }
+        }
+        settings = AgentSettings(
+            configured: Dictionary(uniqueKeysWithValues: RuntimeSetting.allCases.map { ($0, $0.configured(baseline)) }),
+            overrides: overrides, file: settingsFile, running: true
+        )
+        let levels = AdjustableLogLevel(configuration.logLevel)
+        logLevel = levels
+        let logger = levels.adjusting(given)
         self.configuration = configuration
         self.logger = logger
         let directory = URL(fileURLWithPath: configuration.dataDirectory)
@@ -146,28 +177,21 @@ public final class Agent: Service, Sendable {
             handshake.revocations = origins?.revocations
             return SecureConnector(handshake: handshake, origins: origins)
         }
+        buildsTransports = transports == nil
+        let running: [any Transport]
         if let transports {
-            self.transports = transports
+            running = transports
         } else {
             var made: [any Transport] = []
             let (credential, gate) = (connector?.handshake.credential, pendingHandshakes)
             for choice in configuration.transports {
-                switch choice {
-                case .lan:
-                    made.append(Self.lanTransport(configuration, identity: identity, credential: credential, pendingHandshakes: gate, logger: logger))
-                case .ble:
-                    made.append(Self.bluetoothTransport(configuration, identity: identity, credential: credential, pendingHandshakes: gate, logger: logger))
-                case .cloud:
-                    made.append(try Self.cloudTransport(configuration, identity: identity, credential: credential, pendingHandshakes: gate, logger: logger))
-                default:
-                    // An in-process network of its own: the seam every transport plugs into.
-                    made.append(LoopbackTransport(name: configuration.name, peer: identity.peerID, on: LoopbackNetwork(kind: .loopback)))
-                }
+                made.append(try Self.transport(choice, configuration, identity: identity, credential: credential, pendingHandshakes: gate, logger: logger))
             }
-            self.transports = made
+            running = made
         }
+        liveTransports = Mutex(running)
         transportStarts = TransportStarts(
-            names: transports == nil ? configuration.transports.map(\.rawValue) : self.transports.map(\.kind.rawValue)
+            names: transports == nil ? configuration.transports.map(\.rawValue) : running.map(\.kind.rawValue)
         )
         if !configuration.transports.contains(.cloud) && !configuration.cloud.urls.isEmpty {
             logger.warning("--cloud is for the cloud transport, which this agent does not run (add cloud to --transports)")
@@ -184,6 +208,25 @@ public final class Agent: Service, Sendable {
         if configuration.role == .hub { queries.append(.everything) }
         for query in queries { _ = try register(query) }
         SystemCollections.register(for: self)
+        store.registerSettings(StoredSettingsStatements(settings: settings))
+    }
+
+    /// A new transport of `choice`, as `configuration` says.
+    static func transport(
+        _ choice: TransportChoice, _ configuration: AgentConfiguration, identity: PeerIdentity, credential: MeshCredential?,
+        pendingHandshakes: PendingHandshakes, logger: Logger
+    ) throws(CommandError) -> any Transport {
+        switch choice {
+        case .lan:
+            return lanTransport(configuration, identity: identity, credential: credential, pendingHandshakes: pendingHandshakes, logger: logger)
+        case .ble:
+            return bluetoothTransport(configuration, identity: identity, credential: credential, pendingHandshakes: pendingHandshakes, logger: logger)
+        case .cloud:
+            return try cloudTransport(configuration, identity: identity, credential: credential, pendingHandshakes: pendingHandshakes, logger: logger)
+        case .loopback:
+            // An in-process network of its own: the seam every transport plugs into.
+            return LoopbackTransport(name: configuration.name, peer: identity.peerID, on: LoopbackNetwork(kind: .loopback))
+        }
     }
 
     /// TCP on `--listen` (default: every interface, a port the system picks), finding peers in

@@ -3,6 +3,7 @@ import ArcusLAN
 import ArcusMesh
 import ArcusStore
 import Foundation
+import Logging
 
 /// What `arcus agent` runs with: its options, from the command line over an optional JSON
 /// configuration file (`--config`) whose keys are the options' names:
@@ -68,6 +69,8 @@ public struct AgentConfiguration: Sendable {
     /// What an acknowledged write survives (`durability`, `--durability`): by default `full`,
     /// a power cut too.
     public var durability = Durability.full
+    /// The lowest level logged (`log_level`, `--log-level`); `ALTER SYSTEM SET log_level` changes it live.
+    public var logLevel = Logger.Level.info
     /// The connection policy (`admission_allow`, `admission_deny`, `admission_callback`,
     /// `admission_callback_timeout_s`): who may open a session, beyond what the mesh credential admits.
     var admission = AdmissionPolicy()
@@ -125,6 +128,7 @@ public struct AgentConfiguration: Sendable {
         var handshake_deadline_s: Double?
         var clock_skew_allowance: String?
         var durability: String?
+        var log_level: String?
         var admission_allow: [String]?
         var admission_deny: [String]?
         var admission_callback: String?
@@ -136,7 +140,7 @@ public struct AgentConfiguration: Sendable {
         "revocation_file", "ble_emulated", "ble_links", "ble_psm", "ble_adapter", "cloud", "cloud_credentials_file", "cloud_ca_file", "cloud_certificate_file",
         "cloud_key_file", "cloud_store_and_forward", "cloud_stored_max_age_s", "cloud_stored_max_bytes", "role",
         "release_startup_memory", "pending_handshakes", "pending_handshakes_per_source", "handshake_deadline_s", "clock_skew_allowance",
-        "durability", "admission_allow", "admission_deny", "admission_callback", "admission_callback_timeout_s",
+        "durability", "log_level", "admission_allow", "admission_deny", "admission_callback", "admission_callback_timeout_s",
     ]
 
     /// The command line's options over the file's (a list given on the command line replaces
@@ -145,7 +149,7 @@ public struct AgentConfiguration: Sendable {
         dataDirectory: String, configFile: String?, name: String?, http: String?, httpExpose: Bool = false, listen: String?,
         transports: String?, peers: [String], noMDNS: Bool = false, subscriptions: [String], bleEmulated: String? = nil, bleLinks: Int? = nil, blePSM: Int? = nil,
         bleAdapter: String? = nil, cloud: [String] = [], role: String? = nil, clockSkewAllowance: String? = nil,
-        durability: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+        durability: String? = nil, logLevel: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(CommandError) -> AgentConfiguration {
         let file = try readFile(configFile, environment: environment)
         let httpText = http ?? file?.http
@@ -209,6 +213,13 @@ public struct AgentConfiguration: Sendable {
         }
         if let text = durability ?? file?.durability {
             configuration.durability = try Durability.parse(text, option: durability != nil ? "--durability" : "durability")
+        }
+        if let text = logLevel ?? file?.log_level {
+            guard let level = Logger.Level(rawValue: text.lowercased()) else {
+                let levels = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
+                throw CommandError("\(logLevel != nil ? "--log-level" : "log_level") \(text.debugDescription) is not one of \(levels)", exitStatus: 2)
+            }
+            configuration.logLevel = level
         }
         if let file { configuration.admission = try admissionPolicy(file) }
         return configuration

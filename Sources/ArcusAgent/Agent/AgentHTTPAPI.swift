@@ -72,7 +72,7 @@ public enum AgentHTTPAPI {
             let arguments = try object(body, "args")
             let wait = try syncedWait(body, agent: agent)
             do {
-                let result = try agent.store.execute(statement, arguments: arguments)
+                let result = try await agent.execute(statement, arguments: arguments)
                 guard let wait else { return JSONResponse.make(result.jsonString) }
                 return try await answer(result, after: wait, engine: agent.engine)
             } catch let error as DQLError {

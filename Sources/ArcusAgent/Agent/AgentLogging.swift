@@ -8,8 +8,12 @@ public enum AgentLogging {
             let levels = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
             throw CommandError("--log-level \(level.debugDescription) is not one of \(levels)", exitStatus: 2)
         }
+        return standardError(level: parsed)
+    }
+
+    public static func standardError(level: Logger.Level) -> Logger {
         var logger = Logger(label: "arcus.agent") { StreamLogHandler.standardError(label: $0) }
-        logger.logLevel = parsed
+        logger.logLevel = level
         return logger
     }
 }

@@ -32,7 +32,7 @@ struct StatusDocument {
             "name": .string(agent.configuration.name),
             "peer": .string(agent.identity.peerID.description),
             "data": .string(agent.configuration.dataDirectory),
-            "durability": .string(agent.configuration.durability.rawValue),
+            "durability": agent.settings.value(.durability),
             "transports": .array(agent.transportStarts.running.map { .string($0) }),
             "transports_failed": .object(agent.transportStarts.failed.mapValues { .string($0) }),
             "uptime_seconds": .double(uptime.inSeconds),

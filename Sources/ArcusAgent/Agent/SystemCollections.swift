@@ -42,7 +42,7 @@ enum SystemCollections {
         let counts = try reading.documentCounts()
         return .object([
             "_id": .string(agent.identity.peerID.description), "name": .string(agent.configuration.name),
-            "data": .string(agent.configuration.dataDirectory), "durability": .string(agent.configuration.durability.rawValue),
+            "data": .string(agent.configuration.dataDirectory), "durability": agent.settings.value(.durability),
             "transports": .array(agent.transportStarts.running.map { .string($0) }),
             "uptime_seconds": .double(((ContinuousClock.now - agent.startedAt).inSeconds * 1000).rounded() / 1000),
             "latest_commit_id": .int(agent.store.changeSequence),

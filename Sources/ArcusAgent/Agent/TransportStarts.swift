@@ -53,6 +53,11 @@ final class TransportStarts: Sendable {
         return await task.value
     }
 
+    /// Replaces the outcomes once `ALTER SYSTEM SET transports` changed which transports run.
+    func record(_ outcomes: [Outcome]) {
+        ended.withLock { $0 = outcomes }
+    }
+
     /// The outcomes once every start has ended; nil before.
     var outcomes: [Outcome]? { ended.withLock { $0 } }
 

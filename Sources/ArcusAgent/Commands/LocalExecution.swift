@@ -18,6 +18,10 @@ public enum LocalExecution {
         } catch {
             throw CommandError("\(error)")
         }
+        // SHOW and ALTER SYSTEM act on the settings the agent will start with: no agent runs here.
+        let settingsFile = SettingsFile(dataDirectory: directory)
+        let settings = AgentSettings(configured: [:], overrides: try settingsFile.read(), file: settingsFile, running: false)
+        store.registerSettings(StoredSettingsStatements(settings: settings))
         do {
             return try store.execute(statement, arguments: arguments).jsonString
         } catch let error as DQLError {

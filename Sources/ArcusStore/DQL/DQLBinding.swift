@@ -112,7 +112,7 @@ extension DQLStatement {
         case .evict(var s):
             s.whereClause = try bind(s.whereClause)
             return .evict(s)
-        case .createIndex, .dropIndex:
+        case .createIndex, .dropIndex, .settings:
             return self
         case .explain(let s):
             return .explain(try s.binding(arguments))

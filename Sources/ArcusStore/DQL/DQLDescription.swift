@@ -141,6 +141,8 @@ extension DQLStatement: CustomStringConvertible {
             return "EXPLAIN " + s.description
         case .profile(let s):
             return "PROFILE " + DQLStatement.select(s).description
+        case .settings(let s):
+            return s.description
         }
     }
 

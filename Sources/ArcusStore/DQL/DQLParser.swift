@@ -130,7 +130,9 @@ struct DQLParserState {
         let statement: DQLStatement
         switch current.keyword {
         case .explain?, .profile?: statement = try explained()
-        default: statement = try plainStatement(choices: "SELECT, INSERT, UPDATE, DELETE, EVICT, CREATE INDEX, DROP INDEX, EXPLAIN or PROFILE")
+        case .show?: statement = .settings(try show())
+        case .alter?: statement = .settings(try alterSystem())
+        default: statement = try plainStatement(choices: "SELECT, INSERT, UPDATE, DELETE, EVICT, CREATE INDEX, DROP INDEX, EXPLAIN, PROFILE, SHOW or ALTER SYSTEM")
         }
         if accept(.semicolon) {
             guard current.kind == .end else {

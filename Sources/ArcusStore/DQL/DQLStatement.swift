@@ -20,6 +20,9 @@ public enum DQLStatement: Sendable, Hashable {
     /// `PROFILE select`: runs the SELECT and returns its plan with what it read and how long it
     /// took, not its rows. Only a SELECT: a profile that wrote would surprise people.
     case profile(DQLSelect)
+    /// `SHOW …` or `ALTER SYSTEM …`: runtime settings, which the store hands to its host's
+    /// (`Store.registerSettings`). Touches no document.
+    case settings(DQLSettingsStatement)
 
     /// The collection the statement works on (`nil` for `DROP INDEX` without `ON`).
     public var collection: String? {
@@ -33,6 +36,7 @@ public enum DQLStatement: Sendable, Hashable {
         case .dropIndex(let s): return s.collection
         case .explain(let s): return s.collection
         case .profile(let s): return s.collection
+        case .settings: return nil
         }
     }
 
@@ -44,16 +48,16 @@ public enum DQLStatement: Sendable, Hashable {
         case .update(let s): return s.typeHints
         case .updateCounter(let s): return s.typeHints
         case .delete(let s), .evict(let s): return s.typeHints
-        case .createIndex, .dropIndex: return TypeHints()
+        case .createIndex, .dropIndex, .settings: return TypeHints()
         case .explain(let s): return s.typeHints
         case .profile(let s): return s.typeHints
         }
     }
 
-    /// True for SELECT, EXPLAIN and PROFILE: the statement changes no document.
+    /// True for SELECT, EXPLAIN, PROFILE and settings statements: the statement changes no document.
     public var isReadOnly: Bool {
         switch self {
-        case .select, .explain, .profile: return true
+        case .select, .explain, .profile, .settings: return true
         default: return false
         }
     }
@@ -86,7 +90,7 @@ public enum DQLStatement: Sendable, Hashable {
             add(s.whereClause)
         case .delete(let s), .evict(let s):
             add(s.whereClause)
-        case .createIndex, .dropIndex, .explain, .profile:
+        case .createIndex, .dropIndex, .explain, .profile, .settings:
             break
         }
         return found

@@ -75,6 +75,7 @@ enum DQLKeyword: String, Sendable, CaseIterable {
     case attachment = "ATTACHMENT"
     case distinct = "DISTINCT", group = "GROUP", having = "HAVING"
     case explain = "EXPLAIN", profile = "PROFILE"
+    case show = "SHOW", alter = "ALTER", system = "SYSTEM", reset = "RESET", all = "ALL", to = "TO"
 
     /// Keywords that cannot be a bare field name where an expression starts, because there they
     /// are operators, literals or the start of the next clause. Backquote them to use them as names.

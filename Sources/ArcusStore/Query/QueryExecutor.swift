@@ -57,6 +57,9 @@ struct QueryExecutor {
             return QueryResult(items: [.object(try QueryExplanation(executor: self).explain(explained))])
         case .profile(let select):
             return QueryResult(items: [.object(try QueryExplanation(executor: self).profile(select))])
+        case .settings:
+            // Settings belong to the host, not to the transaction: they would not roll back with it.
+            throw StoreError.invalidQuery("SHOW and ALTER SYSTEM run on their own (Store.execute), not inside a write transaction")
         }
     }
 

@@ -51,6 +51,8 @@ struct QueryExplanation {
         case .explain, .profile:
             // The parser refuses EXPLAIN EXPLAIN; a statement built by hand gets the same answer.
             throw StoreError.invalidQuery("EXPLAIN and PROFILE explain a statement, not another EXPLAIN or PROFILE")
+        case .settings:
+            throw StoreError.invalidQuery("SHOW and ALTER SYSTEM have no plan to explain: run them as they are")
         }
     }
 

@@ -10,6 +10,7 @@ extension Store {
     }
 
     func execute(_ statement: DQLStatement, arguments: [String: Value]) throws -> QueryResult {
+        if case .settings(let settingsStatement) = statement { return QueryResult(items: try runSettings(settingsStatement)) }
         if statement.isReadOnly {
             let indexes = fieldIndexes
             return try read { db in
@@ -37,6 +38,8 @@ extension Store {
         case .select: break
         case .explain, .profile:
             throw StoreError.invalidQuery("an observer needs a SELECT statement: EXPLAIN and PROFILE describe one run of a query; observe the SELECT itself")
+        case .settings:
+            throw StoreError.invalidQuery("an observer needs a SELECT statement: settings cannot be observed; read them with SHOW again instead")
         default:
             throw StoreError.invalidQuery("an observer needs a SELECT statement")
         }

@@ -28,6 +28,8 @@ public final class Store: Sendable {
     let observers = ObserverRegistry()
     /// The `system:` collections (`registerVirtualCollection`).
     let virtualCollections = VirtualCollections()
+    /// What answers SHOW and ALTER SYSTEM (`registerSettings`); nil until a host registers it.
+    let settings = Mutex<(any StoreSettings)?>(nil)
     let listeners = ChangeListeners()
     let hooks = CommitHooks()
     /// Whether commits acknowledged before this store was opened may be gone: the process
