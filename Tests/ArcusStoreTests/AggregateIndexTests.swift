@@ -60,4 +60,59 @@ struct AggregateIndexTests {
         }
         #expect(try indexed.store.execute("SELECT COUNT(*) AS n FROM cars").items == plain.store.execute("SELECT COUNT(*) AS n FROM cars").items)
     }
+
+    @Test("GROUP BY one field with only COUNT(*) is counted per key in SQL; other groupings read documents")
+    func plansPerKey() throws {
+        let t = try TemporaryStore()
+        try t.store.execute("CREATE INDEX cars_make ON cars (make)")
+        func counting(_ statement: String) throws -> String? {
+            guard case .select(let select) = try DQLParser.parse(statement), let grouping = try DQLGrouping(select) else { return nil }
+            let indexes = t.store.fieldIndexes
+            return try t.store.read { db in try QueryPlanner(db: db, indexes: indexes).countingPlan(select, grouping)?.description }
+        }
+        #expect(try counting("SELECT color, COUNT(*) AS n FROM cars GROUP BY color") == "count per color (count of the collection)")
+        #expect(try counting("SELECT color, COUNT(*) AS n FROM cars WHERE make = 'ford' GROUP BY color") == "count per color (count by index cars_make)")
+        #expect(try counting("SELECT DISTINCT color FROM cars") == "count per color (count of the collection)")
+        #expect(try counting("SELECT color, COUNT(*) AS n FROM cars WHERE year > 1 GROUP BY color") == nil)
+        #expect(try counting("SELECT color, COUNT(color) AS n FROM cars GROUP BY color") == nil)
+        #expect(try counting("SELECT color, make, COUNT(*) AS n FROM cars GROUP BY color, make") == nil)
+        #expect(try counting("SELECT a[0], COUNT(*) AS n FROM cars GROUP BY a[0]") == nil)
+        let explained = try t.store.execute("EXPLAIN SELECT color, COUNT(*) AS n FROM cars GROUP BY color").items.first
+        #expect(explained?[path: ["access", "type"]] == "count_per_field")
+        #expect(explained?[path: ["counted_without_reading_documents"]] == true)
+    }
+
+    @Test("randomised: counts per GROUP BY key in SQL equal grouping the documents read, and values SQL groups otherwise fall back to reading",
+          arguments: ["plain", "mixed"])
+    func samePerKeyCounts(values: String) throws {
+        let seed = ProcessInfo.processInfo.environment["ARCUS_TEST_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
+        print("AggregateIndexTests.samePerKeyCounts(\(values)) seed \(seed) (replay with ARCUS_TEST_SEED=\(seed))")
+        var random = DQLRandom(seed: seed)
+        // Plain: what SQL groups as DQL does. Mixed adds booleans (1 and 0 to SQL), arrays and
+        // objects (JSON text), 1 beside 1.0, and a date.
+        var kinds: [Value] = ["ford", "kia", "Ford", "1", 1, 2, 3.5, -7, .null, "ünï", "[\"ford\"]"]
+        if values == "mixed" { kinds += [true, false, 1.0, ["ford"], ["make": "ford"], "2026-01-01"] }
+        let t = try TemporaryStore()
+        if Bool.random(using: &random) { try t.store.execute("CREATE INDEX m ON cars (make)") }
+        try t.store.execute("CREATE INDEX c ON cars (color)")
+        for i in 0..<200 {
+            var fields: [String: Value] = ["_id": .string("d\(i)"), "color": .string(["red", "blue"][i % 2])]
+            let pick = Int.random(in: 0...kinds.count, using: &random)
+            if pick < kinds.count { fields["make"] = kinds[pick] }
+            try t.store.execute("INSERT INTO cars DOCUMENTS (:d)", arguments: ["d": .object(fields)])
+        }
+        if Bool.random(using: &random) { try t.store.execute("DELETE FROM cars WHERE _id IN ('d1', 'd2', 'd3')") }
+        for condition in ["", " WHERE color = 'red'", " WHERE color IN ('blue', 'green')", " WHERE color = NULL"] {
+            // COUNT(_id) counts the same documents, but only by reading them.
+            let counted = try t.store.execute("SELECT make, COUNT(*) AS n FROM cars\(condition) GROUP BY make").items
+            let read = try t.store.execute("SELECT make, COUNT(_id) AS n FROM cars\(condition) GROUP BY make").items
+            #expect(counted == read, "\(condition), seed \(seed)")
+            let distinct = try t.store.execute("SELECT DISTINCT make FROM cars\(condition)").items
+            #expect(distinct == read.map { row in .object(["make": row[path: ["make"]] ?? .null]) }, "\(condition), seed \(seed)")
+            if values == "plain" {
+                let profile = try t.store.execute("PROFILE SELECT make, COUNT(*) AS n FROM cars\(condition) GROUP BY make").items.first
+                #expect(profile?[path: ["actual_rows", "documents_read"]] == 0, "\(condition), seed \(seed)")
+            }
+        }
+    }
 }

@@ -90,7 +90,7 @@ struct DQLExplainTests {
         #expect(scanned["actual_rows"]?.objectValue?["rows_returned"] == 3)
     }
 
-    @Test("a COUNT the index answers alone reads no document; a grouped aggregate reads them all")
+    @Test("a COUNT the index answers alone reads no document, nor does COUNT(*) per one field; other grouped aggregates read them all")
     func aggregatePlans() throws {
         let t = try carStore()
         try t.store.execute("CREATE INDEX cars_make ON cars (make)")
@@ -111,8 +111,12 @@ struct DQLExplainTests {
         #expect(grouped["aggregates"] == ["count(*)", "max(year)"])
         #expect(grouped["having"] == "(n > 2)")
         #expect(grouped["estimated_rows"] == 10)
-        let groupedRun = try plan(t.store, "PROFILE SELECT make, COUNT(*) AS n FROM cars GROUP BY make HAVING n > 3")
+        let groupedRun = try plan(t.store, "PROFILE SELECT make, COUNT(*) AS n, MAX(year) FROM cars GROUP BY make HAVING n > 3")
         #expect(groupedRun["actual_rows"] == ["documents_read": 10, "documents_matched": 10, "rows_returned": 1])
+        // COUNT(*) per one field: SQL counts each group.
+        let countedGroups = try plan(t.store, "PROFILE SELECT make, COUNT(*) AS n FROM cars GROUP BY make HAVING n > 3")
+        #expect(countedGroups["access"] == ["type": "count_per_field", "field": "make", "within": ["type": "count_of_collection"]])
+        #expect(countedGroups["actual_rows"] == ["documents_read": 0, "documents_matched": 10, "rows_returned": 1])
 
         let distinct = try plan(t.store, "EXPLAIN SELECT DISTINCT make FROM cars")
         #expect(distinct["distinct"] == true)

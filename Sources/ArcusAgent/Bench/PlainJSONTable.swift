@@ -47,6 +47,20 @@ final class PlainJSONTable {
         }
     }
 
+    func count(where field: String, equals value: String) throws -> Int {
+        try pool.read { db in
+            try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM docs WHERE json_extract(json, '$.\(field)') = ?"), arguments: [value]) ?? 0
+        }
+    }
+
+    /// How many documents hold each value of `field` (nil: null or missing).
+    func countPerValue(of field: String) throws -> [(value: String?, count: Int)] {
+        try pool.read { db in
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT json_extract(json, '$.\(field)') AS v, COUNT(*) FROM docs GROUP BY v"))
+                .map { ($0[0], $0[1]) }
+        }
+    }
+
     func createIndex(on field: String) throws {
         try pool.write { db in
             try db.execute(sql: "CREATE INDEX IF NOT EXISTS docs_\(field) ON docs (json_extract(json, '$.\(field)'))")

@@ -24,6 +24,10 @@ public struct StoreBench {
         public var arcusPointReadMicroseconds = 0.0, sqlitePointReadMicroseconds = 0.0
         public var arcusScanSelectMilliseconds = 0.0, sqliteScanSelectMilliseconds = 0.0
         public var arcusIndexedSelectMilliseconds = 0.0, sqliteIndexedSelectMilliseconds = 0.0
+        /// COUNT(*) with an equality on the indexed field, and COUNT(*) per value of a field
+        /// with 100 values (no index), each beside the same in SQLite with json_extract.
+        public var arcusCountMilliseconds = 0.0, sqliteCountMilliseconds = 0.0
+        public var arcusGroupMilliseconds = 0.0, sqliteGroupMilliseconds = 0.0
         public var observerLatencyMilliseconds = 0.0
         public var selectRows = 0
 
@@ -50,7 +54,11 @@ public struct StoreBench {
                 ("arcus_scan_select_ms", r(arcusScanSelectMilliseconds)), ("sqlite_scan_select_ms", r(sqliteScanSelectMilliseconds)),
                 ("arcus_indexed_select_ms", r(arcusIndexedSelectMilliseconds)), ("sqlite_indexed_select_ms", r(sqliteIndexedSelectMilliseconds)),
                 ("indexed_select_ratio", r(arcusIndexedSelectMilliseconds / sqliteIndexedSelectMilliseconds)),
-                ("select_rows", .int(Int64(selectRows))), ("observer_latency_ms", r(observerLatencyMilliseconds)),
+                ("select_rows", .int(Int64(selectRows))),
+                ("arcus_count_ms", r(arcusCountMilliseconds)), ("sqlite_count_ms", r(sqliteCountMilliseconds)),
+                ("count_ratio", r(arcusCountMilliseconds / sqliteCountMilliseconds)),
+                ("arcus_group_ms", r(arcusGroupMilliseconds)), ("sqlite_group_ms", r(sqliteGroupMilliseconds)),
+                ("group_ratio", r(arcusGroupMilliseconds / sqliteGroupMilliseconds)), ("observer_latency_ms", r(observerLatencyMilliseconds)),
             ]
             return FigureLine.json(fields)
         }
@@ -82,7 +90,12 @@ public struct StoreBench {
         let singles = max(documentCount / 10, 100)
         // An fsync each takes milliseconds on some disks: fewer, enough for a steady figure.
         let fullSingles = min(singles, 2_000)
-        let documents = (0..<(documentCount + singles)).map { generator.document($0) }
+        // Each with one of 100 gates, for the GROUP BY below.
+        let documents = (0..<(documentCount + singles)).map { n in
+            var document = generator.document(n)
+            document["gate"] = .string(Self.gate(n))
+            return document
+        }
         var figures = Figures()
         figures.documents = documentCount
         let chunks = 10
@@ -183,9 +196,48 @@ public struct StoreBench {
         figures.arcusIndexedSelectMilliseconds = indexed.arcus
         figures.sqliteIndexedSelectMilliseconds = indexed.plain
         figures.selectRows = indexed.rows
+        try compareAggregates(store, plain, into: &figures, progress: progress)
 
         figures.observerLatencyMilliseconds = try observerLatency(store, documents: documents, progress: progress)
         return figures
+    }
+
+    static func gate(_ n: Int) -> String { "G\((n * 31) % 100)" }
+
+    /// `SELECT COUNT(*) … WHERE flightNo = ?` through the index on flightNo, and `SELECT gate,
+    /// COUNT(*) … GROUP BY gate` over every document, on both engines in turns; each answer is
+    /// checked against the other engine's.
+    private func compareAggregates(_ store: Store, _ plain: PlainJSONTable, into figures: inout Figures,
+                                   progress: ((String, Double) -> Void)?) throws {
+        let counts = 200, groupings = 10
+        var arcus = 0.0, sqlite = 0.0
+        for i in 0..<counts {
+            let flight = FleetDocuments.flight(i * 7919)
+            var arcusCount: Value?, plainCount = 0
+            arcus += try timed {
+                arcusCount = try store.execute("SELECT COUNT(*) AS n FROM orders WHERE flightNo = :flight", arguments: ["flight": .string(flight)])
+                    .items.first?[path: ["n"]]
+            }
+            sqlite += try timed { plainCount = try plain.count(where: "flightNo", equals: flight) }
+            guard arcusCount == .int(Int64(plainCount)) else { throw BenchError("COUNT: Arcus counted \(arcusCount ?? .null), SQLite \(plainCount)") }
+            progress?("COUNT with an indexed equality", Double(i + 1) / Double(counts))
+        }
+        figures.arcusCountMilliseconds = arcus / Double(counts) * 1e3
+        figures.sqliteCountMilliseconds = sqlite / Double(counts) * 1e3
+        arcus = 0
+        sqlite = 0
+        for i in 0..<groupings {
+            var arcusGroups: [Value] = [], plainGroups: [(value: String?, count: Int)] = []
+            arcus += try timed { arcusGroups = try store.execute("SELECT gate, COUNT(*) AS n FROM orders GROUP BY gate").items }
+            sqlite += try timed { plainGroups = try plain.countPerValue(of: "gate") }
+            let expected = plainGroups.map { Value.object(["gate": $0.value.map(Value.string) ?? .null, "n": .int(Int64($0.count))]) }
+            guard arcusGroups.count == 100, arcusGroups == expected else {
+                throw BenchError("GROUP BY: Arcus made \(arcusGroups.count) groups, SQLite \(plainGroups.count), or their counts differ")
+            }
+            progress?("GROUP BY a field with 100 values", Double(i + 1) / Double(groupings))
+        }
+        figures.arcusGroupMilliseconds = arcus / Double(groupings) * 1e3
+        figures.sqliteGroupMilliseconds = sqlite / Double(groupings) * 1e3
     }
 
     /// The median time from starting a one-document write to its observer's event, commit

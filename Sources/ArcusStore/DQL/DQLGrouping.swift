@@ -97,7 +97,18 @@ struct DQLGrouping: Sendable {
     /// Whether the rows need only the number of matching documents: no GROUP BY key and no
     /// aggregate but `COUNT(*)`, so that a planner may count without reading documents.
     var needsOnlyCount: Bool {
-        keys.isEmpty && aggregates.allSatisfy { $0.function == .count && $0.argument == nil }
+        keys.isEmpty && countsOnly
+    }
+
+    /// The one GROUP BY field when the rows need only each group's number of documents (one
+    /// plain field key, no aggregate but `COUNT(*)`), so that a planner may count per key in SQL.
+    var countedPerField: FieldPath? {
+        guard keys.count == 1, case .path(let path) = keys[0], countsOnly else { return nil }
+        return path.fieldPath
+    }
+
+    private var countsOnly: Bool {
+        aggregates.allSatisfy { $0.function == .count && $0.argument == nil }
     }
 
     static func keySlot(_ i: Int) -> String { "\u{0}key\(i)" }
@@ -209,27 +220,29 @@ struct DQLGroupTable {
         var keys: [Value] = []
         keys.reserveCapacity(grouping.keys.count)
         for key in grouping.keys { keys.append(try evaluator.evaluate(key, in: document) ?? .null) }
-        let identity = Array(Value.array(keys.map(Self.normalised)).jsonString.utf8)
-        let at: Int
-        if let found = index[identity] {
-            at = found
-        } else {
-            at = groups.count
-            index[identity] = at
-            groups.append((keys, Array(repeating: Fold(), count: grouping.aggregates.count)))
-        }
+        let at = group(keys)
         for (i, aggregate) in grouping.aggregates.enumerated() {
             let input = try aggregate.argument.map { a throws(DQLError) in try evaluator.evaluate(a, in: document) } ?? nil
             groups[at].folds[i].add(aggregate.function, input, counting: aggregate.argument == nil)
         }
     }
 
-    /// Adds `count` documents that were counted rather than read; only when
-    /// `grouping.needsOnlyCount`.
-    mutating func addCounted(_ count: Int64) {
-        precondition(grouping.needsOnlyCount, "documents counted for a grouping that reads them")
-        if groups.isEmpty { groups.append(([], Array(repeating: Fold(), count: grouping.aggregates.count))) }
-        for i in groups[0].folds.indices { groups[0].folds[i].count += count }
+    /// Adds `count` documents that were counted rather than read, all with these GROUP BY key
+    /// values; only when `grouping.needsOnlyCount` (no keys) or `grouping.countedPerField`.
+    mutating func addCounted(_ count: Int64, keys: [Value] = []) {
+        precondition(keys.isEmpty ? grouping.needsOnlyCount : grouping.countedPerField != nil && keys.count == 1,
+                     "documents counted for a grouping that reads them")
+        let at = group(keys)
+        for i in groups[at].folds.indices { groups[at].folds[i].count += count }
+    }
+
+    /// The index of the group with these key values, made when it is new.
+    private mutating func group(_ keys: [Value]) -> Int {
+        let identity = Array(Value.array(keys.map(Self.normalised)).jsonString.utf8)
+        if let found = index[identity] { return found }
+        index[identity] = groups.count
+        groups.append((keys, Array(repeating: Fold(), count: grouping.aggregates.count)))
+        return groups.count - 1
     }
 
     /// The rows: HAVING applied, sorted by ORDER BY (ties and no ORDER BY: by group key), repeated

@@ -107,18 +107,44 @@ struct QueryExecutor {
         }
     }
 
+    /// Fills `table` with what the counting plan counts; false when SQL may have grouped some
+    /// values differently from DQL, and the documents must be read instead.
+    private func count(_ plan: QueryPlanner.Plan, into table: inout DQLGroupTable) throws -> Bool {
+        guard case .countPerField = plan.access else {
+            let count = try Int64.fetchOne(db.cachedStatement(sql: plan.sql), arguments: plan.arguments) ?? 0
+            counters?.matched += Int(count)
+            table.addCounted(count)
+            return true
+        }
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: plan.sql), arguments: plan.arguments)
+        while let row = try rows.next() {
+            let count: Int64 = row[1]
+            guard !(row[2] as Bool? ?? false), let key = Self.value(row[0] as DatabaseValue) else { return false }
+            counters?.matched += Int(count)
+            table.addCounted(count, keys: [key])
+        }
+        return true
+    }
+
+    /// A scalar `json_extract` gave, as a DQL value (nil for a blob, which JSON has not).
+    private static func value(_ sql: DatabaseValue) -> Value? {
+        switch sql.storage {
+        case .null: return .null
+        case .int64(let i): return .int(i)
+        case .double(let d): return .double(d)
+        case .string(let s): return .string(s)
+        case .blob: return nil
+        }
+    }
+
     func select(_ select: DQLSelect) throws -> [Value] {
         let offset = try select.offset?.resolve(arguments: [:]) ?? 0
         let limit = try select.limit?.resolve(arguments: [:])
         if let grouping = try DQLGrouping(select) {
             var table = DQLGroupTable(grouping)
-            if grouping.needsOnlyCount, !VirtualCollections.isVirtual(select.collection),
-                let plan = try QueryPlanner(db: db, indexes: indexes).countPlan(collection: select.collection, where: select.whereClause)
-            {
-                let count = try Int64.fetchOne(db.cachedStatement(sql: plan.sql), arguments: plan.arguments) ?? 0
-                counters?.matched += Int(count)
-                table.addCounted(count)
-            } else {
+            let counting = try QueryPlanner(db: db, indexes: indexes).countingPlan(select, grouping)
+            if try !(counting.map { try count($0, into: &table) } ?? false) {
+                table = DQLGroupTable(grouping)
                 try forEachMatching(select.collection, select.whereClause) { document in
                     try table.add(document)
                     return true

@@ -75,11 +75,8 @@ struct QueryExplanation {
 
     private func plan(of select: DQLSelect) throws -> [String: Value] {
         let grouping = try DQLGrouping(select)
-        var countPlan: QueryPlanner.Plan?
-        // As QueryExecutor.select decides: only a plain COUNT(*) over a stored collection is counted in SQL.
-        if let grouping, grouping.needsOnlyCount, !VirtualCollections.isVirtual(select.collection) {
-            countPlan = try planner.countPlan(collection: select.collection, where: select.whereClause)
-        }
+        // As QueryExecutor.select decides: COUNT(*) alone, or per one GROUP BY field, over a stored collection.
+        let countPlan = try grouping.flatMap { try planner.countingPlan(select, $0) }
         var plan: [String: Value]
         if let countPlan {
             plan = ["operation": "select", "collection": .string(select.collection), "access": Self.describe(countPlan.access),
@@ -157,6 +154,8 @@ struct QueryExplanation {
             return .object(described)
         case .countNothing:
             return ["type": "nothing", "reason": "the condition can match no document (= NULL or an empty IN list)"]
+        case .countPerField(let key, let within):
+            return ["type": "count_per_field", "field": .string(DQLPath(key).description), "within": describe(within)]
         }
     }
 

@@ -50,6 +50,9 @@ struct QueryPlanner {
         case countCollection
         case countByIndex(FieldIndex, FieldPath, [Value])
         case countNothing
+        /// GROUP BY one field with only COUNT(*), counted per key value by SQL over the
+        /// documents the inner (count) access finds.
+        indirect case countPerField(FieldPath, within: Access)
     }
 
     func plan(collection: String, where condition: DQLExpression?) throws -> Plan {
@@ -103,9 +106,47 @@ struct QueryPlanner {
     /// booleans (`json_extract` turns them into 1 and 0), arrays and objects (JSON text), null.
     /// Nil when the documents must be read and evaluated.
     func countPlan(collection: String, where condition: DQLExpression?) throws -> Plan? {
+        guard let exact = try exactSource(collection: collection, where: condition) else { return nil }
+        if case .countNothing = exact.access {
+            return Plan(countSQL: "SELECT 0", arguments: [], description: exact.description, access: exact.access)
+        }
+        return Plan(countSQL: "SELECT COUNT(*) FROM " + exact.source, arguments: exact.arguments, description: exact.description, access: exact.access)
+    }
+
+    /// How a grouped SELECT whose rows need only counts is counted in SQL (`countPlan`, or
+    /// `countPerFieldPlan` for one GROUP BY field); nil when its documents must be read.
+    func countingPlan(_ select: DQLSelect, _ grouping: DQLGrouping) throws -> Plan? {
+        guard !VirtualCollections.isVirtual(select.collection) else { return nil }
+        if grouping.needsOnlyCount { return try countPlan(collection: select.collection, where: select.whereClause) }
+        guard let key = grouping.countedPerField else { return nil }
+        return try countPerFieldPlan(collection: select.collection, where: select.whereClause, key: key)
+    }
+
+    /// A query that counts, in SQL alone, the documents `condition` matches per value of the
+    /// field `key` (GROUP BY key with only COUNT(*)), where `countPlan` could count them all.
+    /// Rows: the key as `json_extract` gives it (NULL for null and missing alike, as DQL
+    /// groups them), the count, and whether SQL may have grouped differently from DQL —
+    /// booleans (1 and 0 to SQL, the same as numbers), arrays and objects (JSON text), or
+    /// integers and reals in one group (one key value would stand for both): the caller
+    /// then reads the documents instead. Strings group by their bytes in both.
+    func countPerFieldPlan(collection: String, where condition: DQLExpression?, key: FieldPath) throws -> Plan? {
+        guard (try? FieldIndex.checkIndexable(key)) != nil, let exact = try exactSource(collection: collection, where: condition) else { return nil }
+        let value = FieldIndex.expression(for: key)
+        let type = value.replacingOccurrences(of: "json_extract(", with: "json_type(")
+        let source = "FROM " + exact.source
+        var plan = Plan(countSQL: "SELECT \(value) AS key, COUNT(*), MAX(\(type) IN ('true', 'false', 'array', 'object')) OR MIN(\(type)) <> MAX(\(type)) \(source) GROUP BY key",
+                        arguments: exact.arguments, description: "count per \(DQLPath(key)) (\(exact.description))",
+                        access: .countPerField(key, within: exact.access))
+        plan.countSQL = "SELECT COUNT(*) " + source
+        return plan
+    }
+
+    /// The FROM … WHERE … part of a query that yields exactly the documents `condition`
+    /// matches, when SQL can decide that (see `countPlan`); nil otherwise.
+    private func exactSource(collection: String, where condition: DQLExpression?) throws
+        -> (source: String, arguments: StatementArguments, description: String, access: Access)? {
         guard let condition else {
-            return Plan(countSQL: "SELECT COUNT(*) FROM document WHERE collection = ? AND json IS NOT NULL", arguments: [collection],
-                        description: "count of the collection", access: .countCollection)
+            return ("document WHERE collection = ? AND json IS NOT NULL", [collection], "count of the collection", .countCollection)
         }
         guard DQLPredicateAnalysis.conjuncts(of: condition).count == 1 else { return nil }
         switch condition {
@@ -119,16 +160,15 @@ struct QueryPlanner {
         else { return nil }
         if equality.values.isEmpty {
             // `= NULL`, `IN []`, `IN [NULL]`: nothing matches.
-            return Plan(countSQL: "SELECT 0", arguments: [], description: "count of nothing", access: .countNothing)
+            return ("document WHERE 0", [], "count of nothing", .countNothing)
         }
         let expression = FieldIndex.expression(for: equality.path)
         let type = expression.replacingOccurrences(of: "json_extract(", with: "json_type(")
         let marks = Array(repeating: "?", count: equality.values.count).joined(separator: ", ")
         var arguments: StatementArguments = [collection]
         for value in equality.values { _ = arguments.append(contentsOf: [Self.sqlValue(value)]) }
-        return Plan(countSQL: "SELECT COUNT(*) FROM document INDEXED BY \"\(index.sqliteName)\" WHERE collection = ? AND \(expression) IN (\(marks)) AND \(type) IN ('text', 'integer', 'real') AND json IS NOT NULL",
-                    arguments: arguments, description: "count by index \(index.name)",
-                    access: .countByIndex(index, equality.path, equality.values))
+        return ("document INDEXED BY \"\(index.sqliteName)\" WHERE collection = ? AND \(expression) IN (\(marks)) AND \(type) IN ('text', 'integer', 'real') AND json IS NOT NULL",
+                arguments, "count by index \(index.name)", .countByIndex(index, equality.path, equality.values))
     }
 
     /// Values whose SQLite equality on `json_extract` finds every document DQL equality finds:
