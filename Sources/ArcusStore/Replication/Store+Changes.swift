@@ -22,7 +22,11 @@ extension Store {
     /// learns it has seen everything this store has.
     public func changes(after position: Int64, since known: VersionVector, limit: Int = 1000) throws -> ChangeSet {
         let changed = try changedDocuments(after: position, limit: limit)
-        var documents = changed.documents.map { DocumentDelta(key: $0.key, state: $0.state) }
+        var documents = try changed.documents.map { document in
+            var state = document.state
+            state.version = try conflictKnowledge(of: document.key, in: state)
+            return DocumentDelta(key: document.key, state: state)
+        }
         documents.sort { $0.key < $1.key }
         return ChangeSet(batch: DeltaBatch(documents: documents, covers: changed.isComplete ? changed.version : nil,
                                            position: UInt64(changed.position), since: known),
@@ -73,11 +77,20 @@ extension WriteTransaction {
         let row = DocumentRows.RowID(delta.key)
         var state = try load(row) ?? DocumentState()
         let before = state
+        // What the sender had seen, for the conflict view; of this store's own events the state
+        // claims only what it holds (a sender may say it saw more of them than are here).
+        let seen = incoming.version
+        let site = store.site
+        if let claimed = seen[site] {
+            let held = [before.version[site], incoming.eventVersion[site]].compactMap { $0 }.max()
+            if held.map({ $0 < claimed }) ?? true { incoming.version = incoming.version.setting(site, to: held) }
+        }
         let wasLive = state.isLive, hadAttachments = !state.attachments.isEmpty
         state.join(incoming)
         guard state != before else { return false }
         store.observe(incoming.eventVersion.maxTime, through: latest)
         try save(row, state: state, delta: incoming, wasLive: wasLive, hadAttachments: hadAttachments, local: false)
+        try recordConflicts(FieldConflicts.judge(before: before, incoming: incoming, seen: seen), of: delta.key, seen: seen)
         return true
     }
 
