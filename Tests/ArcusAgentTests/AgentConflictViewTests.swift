@@ -20,7 +20,7 @@ struct AgentConflictViewTests {
         do {
             let store = try Store(directory: URL(fileURLWithPath: data))
             _ = try store.execute("INSERT INTO cars DOCUMENTS ({'_id': 'a', 'color': 'blue'})")
-            try store.merge(other.changes(after: 0, since: .empty).batch)
+            try store.merge(other.changes(after: 0, since: .empty, to: store.site).batch)
         }
         let agent = try await RunningAgent.launch(data: data)
         defer { agent.stop() }
