@@ -20,11 +20,14 @@ extension Store {
     ///
     /// When the set is complete, its batch also `covers` the store's version vector, so the peer
     /// learns it has seen everything this store has.
-    public func changes(after position: Int64, since known: VersionVector, limit: Int = 1000) throws -> ChangeSet {
+    ///
+    /// With `peer` (the receiver's site), each document says what this store had seen of the
+    /// peer's own events as `conflictKnowledge` does, for the peer's conflict view.
+    public func changes(after position: Int64, since known: VersionVector, limit: Int = 1000, to peer: SiteID? = nil) throws -> ChangeSet {
         let changed = try changedDocuments(after: position, limit: limit)
         var documents = try changed.documents.map { document in
             var state = document.state
-            state.version = try conflictKnowledge(of: document.key, in: state)
+            if let peer { state.version = state.version.setting(peer, to: try conflictKnowledge(of: document.key, in: state, about: peer)) }
             return DocumentDelta(key: document.key, state: state)
         }
         documents.sort { $0.key < $1.key }
@@ -77,13 +80,13 @@ extension WriteTransaction {
         let row = DocumentRows.RowID(delta.key)
         var state = try load(row) ?? DocumentState()
         let before = state
-        // What the sender had seen, for the conflict view; of this store's own events the state
-        // claims only what it holds (a sender may say it saw more of them than are here).
+        // What the sender had seen, for the conflict view. Its entry for this store's own events
+        // says what the sender had seen of them (`Store.conflictKnowledge`), more or less than
+        // is here: the state claims exactly the own events it holds.
         let seen = incoming.version
         let site = store.site
-        if let claimed = seen[site] {
-            let held = [before.version[site], incoming.eventVersion[site]].compactMap { $0 }.max()
-            if held.map({ $0 < claimed }) ?? true { incoming.version = incoming.version.setting(site, to: held) }
+        if seen[site] != nil {
+            incoming.version = incoming.version.setting(site, to: [before.version[site], incoming.eventVersion[site]].compactMap { $0 }.max())
         }
         let wasLive = state.isLive, hadAttachments = !state.attachments.isEmpty
         state.join(incoming)
