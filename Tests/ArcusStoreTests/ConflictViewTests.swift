@@ -144,7 +144,9 @@ struct ConflictViewTests {
             #expect { try store.execute(statement) } throws: { "\($0)".contains(message) }
         }
         #expect(try store.execute("SELECT color FROM cars").items == [["color": "red"]])
-        // An observer has no conflict view: it says so rather than showing an empty one.
+        #expect { try store.registerObserver("SELECT _id, conflicts(color) FROM cars") { _ in } } throws: { "\($0)".contains("cannot be observed yet") }
+        #expect { try SubscriptionQuery("SELECT * FROM cars WHERE length(conflicts(color)) > 0") } throws: { "\($0)".contains("a subscription cannot use conflicts()") }
+        // An evaluator without the view says so rather than showing an empty one.
         let evaluator = DQLEvaluator()
         let parsed = try DQLParser.parse("SELECT conflicts(color) AS c FROM cars")
         guard case .select(let select) = parsed else { Issue.record("not a select"); return }
