@@ -8,6 +8,20 @@ extension DocumentState {
         }
     }
 
+    /// The register of the field at `path`, if it has one; cheaper than `slot(at:)`, which
+    /// builds the field's whole nested view.
+    public func register(at path: FieldPath) -> Entry? {
+        var range = cells.indices
+        var depth: UInt8 = 0
+        for (step, name) in path.components.enumerated() {
+            guard let span = field(named: name, in: range, depth: depth) else { return nil }
+            if step == path.components.count - 1 { return span.register.map { entry(cells[$0]) } }
+            range = span.nested
+            depth += 1
+        }
+        return nil
+    }
+
     /// The paths of the fields whose register or counter this state (a delta) writes or removes,
     /// each once, in pre-order. Map markers do not count: writing into a map is not writing it.
     public var writtenFieldPaths: [FieldPath] {

@@ -32,7 +32,7 @@ enum FieldConflicts {
         var judgement = Judgement()
         guard !before.isEmpty else { return judgement }
         incoming.forEachRegister { path, theirs in
-            guard let ours = before.slot(at: path)?.register, ours != theirs else { return }
+            guard let ours = before.register(at: path), ours != theirs else { return }
             if ours.precedes(theirs) {
                 judgement.overwritten.append(path)
                 if isValue(ours), isValue(theirs), ours.order.site != theirs.order.site, !seen.contains(ours.event) {
