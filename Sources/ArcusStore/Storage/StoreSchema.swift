@@ -16,6 +16,9 @@ import GRDB
 /// - `meta`: the site id, and `version_seq`: the change-log position `site_version` is complete
 ///   up to.
 /// - `sync_record`: what the sync engine keeps across restarts (v4; see `Store.syncRecord`).
+/// - `field_conflict`: the conflict view (v6; see `FieldConflicts`): per document and field
+///   path (a JSON array of names), the values that lost to a concurrent write, with the stamp
+///   (time, site) they were written with.
 /// - `site_version`: the store's version vector, the latest event seen from each site, local
 ///   or merged (v2), checkpointed (see `SiteVersions`). The clock restarts above every stored
 ///   event, so stamps never go back.
@@ -98,6 +101,21 @@ enum StoreSchema {
         // are its own.
         migrator.registerMigration("v5") { db in
             try db.execute(sql: "CREATE TABLE former_site (site INTEGER PRIMARY KEY)")
+        }
+        // The conflict view (`FieldConflicts`): values that lost a last-writer-wins resolution to
+        // a write that had not seen them.
+        migrator.registerMigration("v6") { db in
+            try db.execute(sql: """
+                CREATE TABLE field_conflict (
+                    collection TEXT NOT NULL,
+                    id TEXT NOT NULL,
+                    path TEXT NOT NULL,
+                    time INTEGER NOT NULL,
+                    site INTEGER NOT NULL,
+                    value TEXT NOT NULL,
+                    PRIMARY KEY (collection, id, path, time, site)
+                ) WITHOUT ROWID;
+                """)
         }
         return migrator
     }()
