@@ -1,5 +1,6 @@
 import ArcusCRDT
 import Foundation
+import GRDB
 import Testing
 @testable import ArcusStore
 
@@ -114,5 +115,38 @@ struct AggregateIndexTests {
                 #expect(profile?[path: ["actual_rows", "documents_read"]] == 0, "\(condition), seed \(seed)")
             }
         }
+    }
+
+    @Test("a field index leads with the collection, so a counted equality is answered by the index alone; a store whose indexes predate that gets them rebuilt")
+    func countsFromTheIndexAlone() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-index-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("store.sqlite").path
+        // A store as v6 made it: the index on the field alone.
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try StoreSchema.migrator.migrate(queue, upTo: "v6")
+            try queue.write { db in
+                try db.execute(sql: "CREATE INDEX arcus_index_cars_make ON document (json_extract(json, '$.\"make\"'))")
+                try db.execute(sql: "INSERT INTO field_index (name, collection, paths) VALUES ('cars_make', 'cars', '[[\"make\"]]')")
+            }
+        }
+        let store = try Store(directory: directory)
+        for (i, make) in ["ford", "kia", "ford"].enumerated() {
+            try store.execute("INSERT INTO cars DOCUMENTS (:d)", arguments: ["d": ["_id": .string("c\(i)"), "make": .string(make)]])
+        }
+        let columns = try store.read { db in try Optional<String>.fetchAll(db, sql: "SELECT name FROM pragma_index_info('arcus_index_cars_make') ORDER BY seqno") }
+        #expect(columns.first == "collection", "\(columns)")
+        guard case .select(let select) = try DQLParser.parse("SELECT COUNT(*) FROM cars WHERE make = 'ford'") else { return }
+        let indexes = store.fieldIndexes
+        let plan = try store.read { db in
+            let count = try QueryPlanner(db: db, indexes: indexes).countPlan(collection: select.collection, where: select.whereClause)
+            return try count.map { try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + $0.sql, arguments: $0.arguments).map { $0["detail"] as String } } ?? []
+        }
+        // Both terms answered by the index: SQLite then never seeks the row (its deferred seek
+        // waits for a column it needs, and COUNT(*) needs none).
+        #expect(plan.contains { $0.contains("USING INDEX arcus_index_cars_make (collection=? AND <expr>=?)") }, "\(plan)")
+        #expect(try store.execute("SELECT COUNT(*) AS n FROM cars WHERE make = 'ford'").items == [["n": 2]])
     }
 }

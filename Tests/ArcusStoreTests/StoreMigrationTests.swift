@@ -44,7 +44,7 @@ struct StoreMigrationTests {
         #expect(blue.items.compactMap { $0[path: FieldPath(["_id"])]?.stringValue } == ["car1", "car2"])
         #expect(store.fieldIndexes.map(\.name) == ["cars_color"])
         let plan = try store.read { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT id FROM document WHERE json_extract(json, '$.\"color\"') = 'blue'")
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT id FROM document WHERE collection = 'cars' AND json_extract(json, '$.\"color\"') = 'blue'")
                 .map { $0["detail"] as String }.joined(separator: "; ")
         }
         #expect(plan.contains("arcus_index_cars_color"), "\(plan)")

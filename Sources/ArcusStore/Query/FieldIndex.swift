@@ -11,7 +11,16 @@ public struct FieldIndex: Sendable, Hashable {
     /// The SQLite expression for a path: `json_extract(json, '$."a"."b"')`. Queries must use
     /// the same text for SQLite to match the index.
     static func expression(for path: FieldPath) -> String {
-        "json_extract(json, '$" + path.components.map { "." + "\"" + $0 + "\"" }.joined() + "')"
+        "json_extract(json, " + jsonPath(path) + ")"
+    }
+
+    /// `json_type(json, '$."a"."b"')`: the JSON kind of the value at the path.
+    static func typeExpression(for path: FieldPath) -> String {
+        "json_type(json, " + jsonPath(path) + ")"
+    }
+
+    private static func jsonPath(_ path: FieldPath) -> String {
+        "'$" + path.components.map { ".\"" + $0 + "\"" }.joined() + "'"
     }
 
     static func checkIndexable(_ path: FieldPath) throws {
@@ -28,8 +37,9 @@ public struct FieldIndex: Sendable, Hashable {
     }
 
     func create(_ db: Database) throws {
-        // Expressions only: each entry carries the row's rowid, which leads to the document.
-        let columns = paths.map(Self.expression(for:)).joined(separator: ", ")
+        // The collection, then the expressions: each entry carries the row's rowid, which leads
+        // to the document, and a count within one collection needs only the index.
+        let columns = (["collection"] + paths.map(Self.expression(for:))).joined(separator: ", ")
         try db.execute(sql: "CREATE INDEX IF NOT EXISTS \"\(sqliteName)\" ON document (\(columns))")
         try db.execute(sql: "INSERT OR REPLACE INTO field_index (name, collection, paths) VALUES (?, ?, ?)",
                        arguments: [name, collection, Value.array(paths.map { .array($0.components.map(Value.string)) }).jsonString])

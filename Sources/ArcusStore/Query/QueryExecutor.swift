@@ -125,12 +125,19 @@ struct QueryExecutor {
             table.addCounted(count)
             return true
         }
+        var groups: [(key: Value, count: Int64)] = []
+        var keys = Set<Value>()
         let rows = try Row.fetchCursor(db.cachedStatement(sql: plan.sql), arguments: plan.arguments)
         while let row = try rows.next() {
-            let count: Int64 = row[1]
-            guard !(row[2] as Bool? ?? false), let key = Self.value(row[0] as DatabaseValue) else { return false }
-            counters?.matched += Int(count)
-            table.addCounted(count, keys: [key])
+            let kind: String? = row[1]
+            // (Missing and null are one group in both, shown as null: their two rows add up.)
+            guard kind.map({ !["true", "false", "array", "object"].contains($0) }) ?? true,
+                  let key = Self.value(row[0] as DatabaseValue), key == .null || keys.insert(DQLGroupTable.normalised(key)).inserted else { return false }
+            groups.append((key, row[2]))
+        }
+        for group in groups {
+            counters?.matched += Int(group.count)
+            table.addCounted(group.count, keys: [group.key])
         }
         return true
     }

@@ -125,16 +125,18 @@ struct QueryPlanner {
     /// A query that counts, in SQL alone, the documents `condition` matches per value of the
     /// field `key` (GROUP BY key with only COUNT(*)), where `countPlan` could count them all.
     /// Rows: the key as `json_extract` gives it (NULL for null and missing alike, as DQL
-    /// groups them), the count, and whether SQL may have grouped differently from DQL —
-    /// booleans (1 and 0 to SQL, the same as numbers), arrays and objects (JSON text), or
-    /// integers and reals in one group (one key value would stand for both): the caller
-    /// then reads the documents instead. Strings group by their bytes in both.
+    /// groups them), its JSON kind, and the count. Where SQL may have grouped differently from
+    /// DQL — a kind that is a boolean (1 and 0 to SQL, the same as numbers), an array or an
+    /// object (JSON text), or one key in two rows (an integer and a real of equal value, which
+    /// DQL groups as one and shows as the first document has it) — the caller reads the
+    /// documents instead. Strings group by their bytes in both. (Grouping by the kind too costs
+    /// one `json_type` a document, on the JSON SQLite has just parsed for the key.)
     func countPerFieldPlan(collection: String, where condition: DQLExpression?, key: FieldPath) throws -> Plan? {
         guard (try? FieldIndex.checkIndexable(key)) != nil, let exact = try exactSource(collection: collection, where: condition) else { return nil }
         let value = FieldIndex.expression(for: key)
-        let type = value.replacingOccurrences(of: "json_extract(", with: "json_type(")
+        let type = FieldIndex.typeExpression(for: key)
         let source = "FROM " + exact.source
-        var plan = Plan(countSQL: "SELECT \(value) AS key, COUNT(*), MAX(\(type) IN ('true', 'false', 'array', 'object')) OR MIN(\(type)) <> MAX(\(type)) \(source) GROUP BY key",
+        var plan = Plan(countSQL: "SELECT \(value) AS key, \(type) AS kind, COUNT(*) \(source) GROUP BY key, kind",
                         arguments: exact.arguments, description: "count per \(DQLPath(key)) (\(exact.description))",
                         access: .countPerField(key, within: exact.access))
         plan.countSQL = "SELECT COUNT(*) " + source
@@ -163,12 +165,29 @@ struct QueryPlanner {
             return ("document WHERE 0", [], "count of nothing", .countNothing)
         }
         let expression = FieldIndex.expression(for: equality.path)
-        let type = expression.replacingOccurrences(of: "json_extract(", with: "json_type(")
+        // The type check parses each candidate's JSON: only where a value could meet one of
+        // those SQL sees alike (see `mayMeetOtherKinds`).
+        let type = FieldIndex.typeExpression(for: equality.path)
+        let typeCheck = equality.values.contains(where: Self.mayMeetOtherKinds) ? " AND \(type) IN ('text', 'integer', 'real')" : ""
         let marks = Array(repeating: "?", count: equality.values.count).joined(separator: ", ")
         var arguments: StatementArguments = [collection]
         for value in equality.values { _ = arguments.append(contentsOf: [Self.sqlValue(value)]) }
-        return ("document INDEXED BY \"\(index.sqliteName)\" WHERE collection = ? AND \(expression) IN (\(marks)) AND \(type) IN ('text', 'integer', 'real') AND json IS NOT NULL",
+        // (A deleted document's json is NULL, and so then is the field: the equality keeps it out.)
+        return ("document INDEXED BY \"\(index.sqliteName)\" WHERE collection = ? AND \(expression) IN (\(marks))\(typeCheck)",
                 arguments, "count by index \(index.name)", .countByIndex(index, equality.path, equality.values))
+    }
+
+    /// Whether SQLite's equality on `json_extract` could find `value` in a field that holds a
+    /// boolean (which `json_extract` gives as 1 or 0), an array or an object (given as JSON
+    /// text, which starts with `[` or `{`). Other kinds cannot meet: SQL NULL equals nothing,
+    /// and a number never equals text (the expression and the argument have no affinity).
+    static func mayMeetOtherKinds(_ value: Value) -> Bool {
+        switch value {
+        case .int(let i): return i == 0 || i == 1
+        case .double(let d): return d == 0 || d == 1
+        case .string(let s): return s.hasPrefix("[") || s.hasPrefix("{")
+        default: return true
+        }
     }
 
     /// Values whose SQLite equality on `json_extract` finds every document DQL equality finds:

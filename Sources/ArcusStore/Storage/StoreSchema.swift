@@ -117,6 +117,15 @@ enum StoreSchema {
                 ) WITHOUT ROWID;
                 """)
         }
+        // Field indexes lead with the collection (`FieldIndex.create`), so that a query on one
+        // collection, every one of which says `collection = ?`, is answered from the index alone
+        // where it needs nothing else (a COUNT); indexes made before are made again so.
+        migrator.registerMigration("v7") { db in
+            for index in try FieldIndex.all(db) {
+                try db.execute(sql: "DROP INDEX IF EXISTS \"\(index.sqliteName)\"")
+                try index.create(db)
+            }
+        }
         return migrator
     }()
 }
