@@ -546,12 +546,6 @@ extension SyncSession {
             }
             guard let servable = servable(delta, in: document.key.collection) else { continue }
             delta = servable
-            // The peer's conflict view judges whether these writes had seen its own values: say
-            // what this store had seen of its events (a delta leaves them out, the peer has them).
-            if let peerSite, !subscription.peerLostCommits {
-                let seen = (try? store.conflictKnowledge(of: document.key, in: document.state, about: peerSite)) ?? document.state.version[peerSite]
-                delta.version = delta.version.setting(peerSite, to: seen)
-            }
             remember(document.key, has: document.state.version)
             result.append(DocumentDelta(key: document.key, state: delta))
         }

@@ -165,15 +165,11 @@ struct DQLGrouping: Sendable {
 /// is one entry per distinct key (at most one per document added) with one fold per aggregate.
 struct DQLGroupTable {
     let grouping: DQLGrouping
-    /// Evaluates each document's keys and aggregate inputs (with the conflict view, if read).
-    private let evaluator: DQLEvaluator
+    private let evaluator = DQLEvaluator()
     private var index: [[UInt8]: Int] = [:]
     private var groups: [(keys: [Value], folds: [Fold])] = []
 
-    init(_ grouping: DQLGrouping, evaluator: DQLEvaluator = DQLEvaluator()) {
-        self.grouping = grouping
-        self.evaluator = evaluator
-    }
+    init(_ grouping: DQLGrouping) { self.grouping = grouping }
 
     /// One aggregate's running state for one group.
     struct Fold {

@@ -11,8 +11,6 @@ struct QueryExecutor {
     let virtualCollections: VirtualCollections?
     /// Set by PROFILE: counts the documents reads yield and match.
     var counters: QueryCounters?
-    /// The conflict view of the statement's collection, loaded when it reads `conflicts(path)`.
-    private var conflicts: ConflictView?
 
     init(transaction: WriteTransaction) {
         db = transaction.db
@@ -36,15 +34,6 @@ struct QueryExecutor {
         try statement.validate(arguments: arguments)
         let bound = try statement.binding(arguments)
         if !bound.isReadOnly, let collection = bound.collection { try VirtualCollections.checkWritable(collection) }
-        var executor = self
-        if bound.readsConflicts { executor.conflicts = try FieldConflicts.view(of: bound.collection, db) }
-        return try executor.run(bound)
-    }
-
-    /// An evaluator for the statement's documents.
-    var evaluator: DQLEvaluator { DQLEvaluator(conflicts: conflicts) }
-
-    private func run(_ bound: DQLStatement) throws -> QueryResult {
         switch bound {
         case .select(let select):
             return QueryResult(items: try self.select(select))
@@ -96,6 +85,7 @@ struct QueryExecutor {
     func forEachMatching(_ collection: String, _ condition: DQLExpression?, _ body: (Value) throws -> Bool) throws {
         if VirtualCollections.isVirtual(collection) {
             guard let virtualCollections else { throw StoreError.invalidQuery("\(collection) cannot be read here") }
+            let evaluator = DQLEvaluator()
             for row in try virtualCollections.rows(of: collection, db: db, indexes: indexes) {
                 counters?.read += 1
                 guard try evaluator.matches(condition, document: row) else { continue }
@@ -105,6 +95,7 @@ struct QueryExecutor {
             return
         }
         let plan = try QueryPlanner(db: db, indexes: indexes).plan(collection: collection, where: condition)
+        let evaluator = DQLEvaluator()
         let rows = try String.fetchCursor(db.cachedStatement(sql: plan.sql), arguments: plan.arguments)
         while let json = try rows.next() {
             let document = try Value(json: json)
@@ -157,10 +148,10 @@ struct QueryExecutor {
         let offset = try select.offset?.resolve(arguments: [:]) ?? 0
         let limit = try select.limit?.resolve(arguments: [:])
         if let grouping = try DQLGrouping(select) {
-            var table = DQLGroupTable(grouping, evaluator: evaluator)
+            var table = DQLGroupTable(grouping)
             let counting = try QueryPlanner(db: db, indexes: indexes).countingPlan(select, grouping)
             if try !(counting.map { try count($0, into: &table) } ?? false) {
-                table = DQLGroupTable(grouping, evaluator: evaluator)
+                table = DQLGroupTable(grouping)
                 try forEachMatching(select.collection, select.whereClause) { document in
                     try table.add(document)
                     return true
@@ -171,6 +162,7 @@ struct QueryExecutor {
         // Without ORDER BY the scan can stop once it has what LIMIT asks for.
         let stopAfter = select.orderBy.isEmpty ? limit.map { offset + $0 } : nil
         var documents = try matching(select.collection, select.whereClause, limit: stopAfter)
+        let evaluator = DQLEvaluator()
         if !select.orderBy.isEmpty {
             var keyed: [(keys: [Value?], document: Value)] = []
             keyed.reserveCapacity(documents.count)
@@ -215,6 +207,7 @@ struct QueryExecutor {
 
     private func update(_ update: DQLUpdate) throws -> [Value] {
         let transaction = try writing()
+        let evaluator = DQLEvaluator()
         var mutated: [Value] = []
         for document in try matching(update.collection, update.whereClause) {
             guard let id = document[path: ["_id"]] else { continue }
@@ -248,6 +241,7 @@ struct QueryExecutor {
 
     private func updateCounter(_ update: DQLUpdateCounter) throws -> [Value] {
         let transaction = try writing()
+        let evaluator = DQLEvaluator()
         var mutated: [Value] = []
         for document in try matching(update.collection, update.whereClause) {
             guard let id = document[path: ["_id"]] else { continue }

@@ -20,16 +20,9 @@ extension Store {
     ///
     /// When the set is complete, its batch also `covers` the store's version vector, so the peer
     /// learns it has seen everything this store has.
-    ///
-    /// With `peer` (the receiver's site), each document says what this store had seen of the
-    /// peer's own events as `conflictKnowledge` does, for the peer's conflict view.
-    public func changes(after position: Int64, since known: VersionVector, limit: Int = 1000, to peer: SiteID? = nil) throws -> ChangeSet {
+    public func changes(after position: Int64, since known: VersionVector, limit: Int = 1000) throws -> ChangeSet {
         let changed = try changedDocuments(after: position, limit: limit)
-        var documents = try changed.documents.map { document in
-            var state = document.state
-            if let peer { state.version = state.version.setting(peer, to: try conflictKnowledge(of: document.key, in: state, about: peer)) }
-            return DocumentDelta(key: document.key, state: state)
-        }
+        var documents = changed.documents.map { DocumentDelta(key: $0.key, state: $0.state) }
         documents.sort { $0.key < $1.key }
         return ChangeSet(batch: DeltaBatch(documents: documents, covers: changed.isComplete ? changed.version : nil,
                                            position: UInt64(changed.position), since: known),
@@ -80,20 +73,11 @@ extension WriteTransaction {
         let row = DocumentRows.RowID(delta.key)
         var state = try load(row) ?? DocumentState()
         let before = state
-        // What the sender had seen, for the conflict view. Its entry for this store's own events
-        // says what the sender had seen of them (`Store.conflictKnowledge`), more or less than
-        // is here: the state claims exactly the own events it holds.
-        let seen = incoming.version
-        let site = store.site
-        if seen[site] != nil {
-            incoming.version = incoming.version.setting(site, to: [before.version[site], incoming.eventVersion[site]].compactMap { $0 }.max())
-        }
         let wasLive = state.isLive, hadAttachments = !state.attachments.isEmpty
         state.join(incoming)
         guard state != before else { return false }
         store.observe(incoming.eventVersion.maxTime, through: latest)
         try save(row, state: state, delta: incoming, wasLive: wasLive, hadAttachments: hadAttachments, local: false)
-        try recordConflicts(FieldConflicts.judge(before: before, incoming: incoming, seen: seen), of: delta.key, seen: seen)
         return true
     }
 

@@ -50,9 +50,6 @@ extension Store {
         if VirtualCollections.isVirtual(select.collection) {
             throw StoreError.invalidQuery("\(select.collection) cannot be observed yet: its rows are not change-tracked; read it with SELECT again instead")
         }
-        if statement.readsConflicts {
-            throw StoreError.invalidQuery("conflicts() cannot be observed yet: the conflict view is not change-tracked; read it with SELECT again instead")
-        }
         return try observe(select, handler: handler)
     }
 

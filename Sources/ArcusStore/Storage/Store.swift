@@ -52,11 +52,6 @@ public final class Store: Sendable {
     /// `Options.clockSkewAllowance`.
     let clockSkewAllowance: Duration
     private let clockRecovery = Mutex<ClockPoisoningRecovery?>(nil)
-    /// `Options.conflictsPerField`.
-    let conflictsPerField: Int
-    /// Whether `field_conflict` may hold rows: until a store keeps its first conflict, writes
-    /// skip clearing it. Never goes back (a rolled-back first conflict costs a few deletes).
-    private let holdsConflicts: Mutex<Bool>
     /// Used by writes only, so uncontended: one writer at a time.
     let stateEncoder = Mutex(StateEncoder())
     /// Decoded states of the rows read or written lately.
@@ -86,9 +81,6 @@ public final class Store: Sendable {
         /// reads each changed document for every peer, a merge loads what it joins into) skips
         /// decoding it; 0 keeps none. Default 8 MiB.
         public var stateCacheBytes = 8 << 20
-        /// How many concurrent values that lost a last-writer-wins merge the conflict view keeps
-        /// per field (`conflicts(path)`, `system:conflicts`), the latest; 0 keeps none. Default 4.
-        public var conflictsPerField = Store.defaultConflictsPerField
 
         public enum Synchronous: String, Sendable { case normal = "NORMAL", full = "FULL" }
 
@@ -176,8 +168,6 @@ public final class Store: Sendable {
         }
         self.site = site
         indexes = Mutex(try writer.read { try FieldIndex.all($0) })
-        conflictsPerField = max(0, options.conflictsPerField)
-        holdsConflicts = Mutex(try writer.read { try FieldConflicts.any($0) })
         // Above every event stored, local or merged: stamps never repeat or go back after a restart.
         clock = Mutex(HybridLogicalClock(last: latest, physical: options.physicalClock))
         physicalClock = options.physicalClock
@@ -316,12 +306,6 @@ public final class Store: Sendable {
     public func checkIntegrity() throws -> [String] {
         try writer.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
     }
-
-    /// The default of `Options.conflictsPerField`.
-    public static let defaultConflictsPerField = 4
-
-    var mayHoldConflicts: Bool { holdsConflicts.withLock { $0 } }
-    func noteConflicts() { holdsConflicts.withLock { $0 = true } }
 
     /// Field indexes, cached: the planner consults them on every query.
     var fieldIndexes: [FieldIndex] { indexes.withLock { $0 } }

@@ -98,7 +98,6 @@ public final class WriteTransaction {
         guard let dropped = try load(row) else { return false }
         try db.execute(sql: "DELETE FROM document WHERE collection = ? AND id = ?", arguments: [key.collection, row.id])
         try AttachmentReferences.clear(db, key)
-        if store.mayHoldConflicts { try FieldConflicts.clearDocument(key, db) }
         let sequence = store.nextSequence()
         evicted = true
         changes.append(DocumentChange(key: key, delta: nil, state: nil, sequence: sequence, evicted: dropped))
@@ -134,22 +133,9 @@ public final class WriteTransaction {
         store.stateCache.insert(state, of: row.key, at: sequence, storedBytes: stored)
         try AttachmentReferences.update(db, row, state: state, hadAttachments: hadAttachments)
         changes.append(DocumentChange(key: row.key, delta: delta, state: state, sequence: sequence, withheld: withheld))
-        if local {
-            delta.forEachEvent { versionAdded.observe($0) }
-            // A local write has seen every value here: the fields it wrote have no conflicts left.
-            if store.mayHoldConflicts { try FieldConflicts.clear(delta.writtenFieldPaths, of: row.key, db) }
-        }
+        if local { delta.forEachEvent { versionAdded.observe($0) } }
         let kind: Result.Kind = json == nil ? .removed : (wasLive ? .updated : .inserted)
         results.append(Result(kind: kind, collection: row.key.collection, id: row.key.id))
-    }
-
-    /// Keeps what a merge into `key` resolved concurrently (see `FieldConflicts`).
-    func recordConflicts(_ judgement: FieldConflicts.Judgement, of key: DocumentKey, seen: VersionVector) throws {
-        guard !judgement.isEmpty else { return }
-        let bound = store.conflictsPerField
-        if !judgement.losers.isEmpty, bound > 0 { store.noteConflicts() }
-        guard store.mayHoldConflicts else { return }
-        try FieldConflicts.record(judgement, for: key, seen: seen, bound: bound, db)
     }
 
     /// Before commit: checkpoints the version vector when it must (see `SiteVersions`), and
