@@ -52,7 +52,23 @@ struct AgentWaitSyncedTests {
         #expect(unknown.status == 2)
         #expect(unknown.standardError.contains("no peer named nobody"), "\(unknown.standardError)")
 
+        // `arcus observe` of system:data_sync_info: the session with b, and b gone when it stops.
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-observe-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let observer = try ArcusProcess.start(
+            ["observe", "--agent", a.url, "--token-file", aData + "/api-token", "SELECT _id, sync_session_status FROM system:data_sync_info"], output: output
+        )
+        defer { observer.terminate(); observer.waitUntilExit() }
+        func observed() -> [Value] {
+            ((try? String(contentsOf: output, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { try? Value(json: String($0)) }
+        }
+        let connected: Value = [["_id": .string(b.peer), "sync_session_status": "connected"]]
+        #expect(await eventually { observed().first?[path: "items"] == connected }, "\(observed())")
+
         #expect(b.stop() == 0)
+        // A stopped peer leaves the presence graph, and with it the rows.
+        #expect(await eventually { observed().last?[path: "items"] == [] }, "\(observed())")
+        #expect(observed().last?[path: ["diff", "deletions"]] == [0])
         let started = Date()
         let gone = try await Self.exec(a, data: aData, ["--wait-synced", b.peer, "--timeout", "2"], "UPDATE cars SET make = 'audi' WHERE _id = 'x1'")
         #expect(gone.status == 1, "\(gone.standardOutput)")

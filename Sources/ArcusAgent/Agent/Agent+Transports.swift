@@ -190,9 +190,12 @@ extension Agent {
         watchExpiry(of: peer)
         let isNew = syncedPeers.withLock { $0.insert(peer.peerID).inserted }
         if isNew {
+            // system:data_sync_info says whether a session runs: its observers read it again.
+            store.virtualCollectionsChanged()
             Task {
                 await self.runSync(over: session, with: peer, connector: connector)
                 _ = self.syncedPeers.withLock { $0.remove(peer.peerID) }
+                self.store.virtualCollectionsChanged()
             }
         }
         return peer.peerID

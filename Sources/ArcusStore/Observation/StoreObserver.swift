@@ -11,19 +11,19 @@ public struct ObserverEvent: Sendable {
 
 /// A registered observer. It stays registered until `cancel()` or until it is deallocated.
 public final class StoreObserver: Sendable {
-    let id: UInt64
-    private let registry: ObserverRegistry
+    private let unregister: @Sendable () -> Void
+    private let isRegistered: @Sendable () -> Bool
 
-    init(id: UInt64, registry: ObserverRegistry) {
-        self.id = id
-        self.registry = registry
+    init(unregister: @escaping @Sendable () -> Void, isRegistered: @escaping @Sendable () -> Bool) {
+        self.unregister = unregister
+        self.isRegistered = isRegistered
     }
 
-    public func cancel() { registry.remove(id) }
+    public func cancel() { unregister() }
 
-    public var isCancelled: Bool { !registry.contains(id) }
+    public var isCancelled: Bool { !isRegistered() }
 
-    deinit { registry.remove(id) }
+    deinit { unregister() }
 }
 
 /// The store's observers. After each commit it updates every live query over a changed
@@ -47,7 +47,7 @@ final class ObserverRegistry: Sendable {
             return id
         }
         queue.async { deliver(first) }
-        return StoreObserver(id: id, registry: self)
+        return StoreObserver(unregister: { [weak self] in self?.remove(id) }, isRegistered: { [weak self] in self?.contains(id) ?? false })
     }
 
     func remove(_ id: UInt64) { _ = state.withLock { $0.registrations.removeValue(forKey: id) } }

@@ -48,10 +48,21 @@ extension Store {
             throw StoreError.invalidQuery("an observer needs a SELECT statement")
         }
         if VirtualCollections.isVirtual(select.collection) {
-            throw StoreError.invalidQuery("\(select.collection) cannot be observed yet: its rows are not change-tracked; read it with SELECT again instead")
+            return try virtualObservers.register(select, read: { [weak self] select in try self?.readVirtual(select) }, deliver: handler)
         }
         return try observe(select, handler: handler)
     }
+
+    /// The result of a SELECT of a `system:` collection, for its observers.
+    private func readVirtual(_ select: DQLSelect) throws -> [Value] {
+        let indexes = fieldIndexes
+        return try read { db in try QueryExecutor(reading: db, indexes: indexes, virtualCollections: virtualCollections).select(select) }
+    }
+
+    /// Says that what a registered `system:` collection's rows are made of may have changed,
+    /// so its observers read it again (soon, once for many calls); without it they still do,
+    /// once a second and after each commit.
+    public func virtualCollectionsChanged() { virtualObservers.changed() }
 
     func observe(_ select: DQLSelect, handler: @escaping @Sendable (ObserverEvent) -> Void) throws -> StoreObserver {
         let indexes = fieldIndexes

@@ -28,6 +28,8 @@ public final class Store: Sendable {
     let observers = ObserverRegistry()
     /// The `system:` collections (`registerVirtualCollection`).
     let virtualCollections = VirtualCollections()
+    /// Observers of the `system:` collections, which read them again when they may have changed.
+    let virtualObservers = VirtualObservers()
     /// What answers SHOW and ALTER SYSTEM (`registerSettings`); nil until a host registers it.
     let settings = Mutex<(any StoreSettings)?>(nil)
     let listeners = ChangeListeners()

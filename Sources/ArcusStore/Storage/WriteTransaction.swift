@@ -153,12 +153,15 @@ public final class WriteTransaction {
         }
         guard !changes.isEmpty else { return }
         // Observers register on the writer, so none can appear between this check and the commit.
-        let observers = store.observers, listeners = store.listeners
-        guard !observers.isEmpty || !listeners.isEmpty else { return }
+        let observers = store.observers, listeners = store.listeners, virtualObservers = store.virtualObservers
+        guard !observers.isEmpty || !listeners.isEmpty || !virtualObservers.isEmpty else { return }
         let changes = self.changes
         db.afterNextTransaction(onCommit: { _ in
             if !observers.isEmpty { observers.committed(changes) }
             listeners.committed(changes)
+            // system:collections and system:system_info count documents; the agent's rows
+            // carry when a peer last sent some.
+            virtualObservers.changed()
         })
     }
 
