@@ -47,7 +47,7 @@ struct Peer {
     let log: LogLines
 
     init(_ name: String, store: Store? = nil, batchSize: Int = 200, clock: HybridLogicalClock.PhysicalClock? = nil,
-         relayedAttachmentBytes: Int64? = nil, lazyPushHold: Duration? = nil) throws {
+         relayedAttachmentBytes: Int64? = nil, lazyPushHold: Duration? = SyncEngine.Options.lazyPushDefaultHold) throws {
         var storeOptions = Store.Options()
         if let clock { storeOptions.physicalClock = clock }
         self.store = try store ?? Store(inMemory: storeOptions)

@@ -36,7 +36,7 @@ extension Agent {
             try store.setSynchronous(wanted.durability.synchronous)
         case .transports:
             try await runTransports(wanted.transports)
-        case .pendingHandshakes, .bleLinks:
+        case .pendingHandshakes, .bleLinks, .lazyPushHold:
             break  // at the next start
         }
         logger.notice("setting changed by ALTER SYSTEM", metadata: ["setting": "\(setting.rawValue)", "value": "\(value.jsonString)"])

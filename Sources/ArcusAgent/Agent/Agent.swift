@@ -129,6 +129,7 @@ public final class Agent: Service, Sendable {
         adoptedRevocations = adopted
         var options = SyncEngine.Options()
         options.name = configuration.name
+        options.lazyPushHold = configuration.lazyPushHoldMilliseconds > 0 ? .milliseconds(configuration.lazyPushHoldMilliseconds) : nil
         options.log = { [logger] level, message in logger.log(level: Logger.Level(level), "\(message)") }
         switch credential {
         case .certificate(let certificate, let authority)?:

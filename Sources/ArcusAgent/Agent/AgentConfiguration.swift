@@ -2,6 +2,7 @@ import ArcusBluetooth
 import ArcusLAN
 import ArcusMesh
 import ArcusStore
+import ArcusSync
 import Foundation
 import Logging
 
@@ -60,6 +61,11 @@ public struct AgentConfiguration: Sendable {
     /// one source, and for how long (`pending_handshakes`, `pending_handshakes_per_source`,
     /// `handshake_deadline_s`; the defaults are `PendingHandshakes.Limits`'s).
     public var pendingHandshakes = PendingHandshakes.Limits()
+    /// How long a sync session holds live changes for a peer that asked for them lazily, in
+    /// milliseconds; 0 turns lazy push off (`lazy_push_hold_ms`; `SyncEngine.Options.lazyPushHold`).
+    public var lazyPushHoldMilliseconds = Int(SyncEngine.Options.lazyPushDefaultHold / .milliseconds(1))
+    /// The most `lazy_push_hold_ms` takes: a longer hold only delays what a cut tree must graft.
+    public static let lazyPushHoldLimit = 10_000
     /// How far ahead of this device's clock a peer's write may be stamped and still be merged
     /// (`Store.Options.clockSkewAllowance`; `clock_skew_allowance`, `--clock-skew-allowance`).
     public var clockSkewAllowance = Store.defaultClockSkewAllowance
@@ -124,6 +130,7 @@ public struct AgentConfiguration: Sendable {
         var role: String?
         var release_startup_memory: Bool?
         var pending_handshakes: Int?
+        var lazy_push_hold_ms: Int?
         var pending_handshakes_per_source: Int?
         var handshake_deadline_s: Double?
         var clock_skew_allowance: String?
@@ -139,7 +146,7 @@ public struct AgentConfiguration: Sendable {
         "name", "http", "http_expose", "listen", "transports", "peers", "mdns", "subscribe", "mesh_secret_file", "certificate_file", "authority_file",
         "revocation_file", "ble_emulated", "ble_links", "ble_psm", "ble_adapter", "cloud", "cloud_credentials_file", "cloud_ca_file", "cloud_certificate_file",
         "cloud_key_file", "cloud_store_and_forward", "cloud_stored_max_age_s", "cloud_stored_max_bytes", "role",
-        "release_startup_memory", "pending_handshakes", "pending_handshakes_per_source", "handshake_deadline_s", "clock_skew_allowance",
+        "release_startup_memory", "pending_handshakes", "lazy_push_hold_ms", "pending_handshakes_per_source", "handshake_deadline_s", "clock_skew_allowance",
         "durability", "log_level", "admission_allow", "admission_deny", "admission_callback", "admission_callback_timeout_s",
     ]
 
@@ -195,6 +202,12 @@ public struct AgentConfiguration: Sendable {
         if let total = file?.pending_handshakes {
             guard (1...4096).contains(total) else { throw CommandError("pending_handshakes must be between 1 and 4096; got \(total)", exitStatus: 2) }
             configuration.pendingHandshakes.total = total
+        }
+        if let hold = file?.lazy_push_hold_ms {
+            guard (0...lazyPushHoldLimit).contains(hold) else {
+                throw CommandError("lazy_push_hold_ms must be between 0 (lazy push off) and \(lazyPushHoldLimit); got \(hold)", exitStatus: 2)
+            }
+            configuration.lazyPushHoldMilliseconds = hold
         }
         if let perSource = file?.pending_handshakes_per_source {
             guard (1...4096).contains(perSource) else {

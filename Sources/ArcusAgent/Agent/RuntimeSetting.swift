@@ -1,6 +1,7 @@
 import ArcusCRDT
 import ArcusMesh
 import ArcusStore
+import ArcusSync
 import Logging
 
 /// A setting `SHOW` reads and `ALTER SYSTEM` changes, named as its key in the configuration file
@@ -14,6 +15,7 @@ enum RuntimeSetting: String, CaseIterable, Sendable {
     case transports
     case pendingHandshakes = "pending_handshakes"
     case bleLinks = "ble_links"
+    case lazyPushHold = "lazy_push_hold_ms"
 
     /// The names, as the errors list them.
     static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
@@ -29,7 +31,7 @@ enum RuntimeSetting: String, CaseIterable, Sendable {
     var appliesLive: Bool {
         switch self {
         case .logLevel, .durability, .transports: return true
-        case .pendingHandshakes, .bleLinks: return false
+        case .pendingHandshakes, .bleLinks, .lazyPushHold: return false
         }
     }
 
@@ -40,6 +42,7 @@ enum RuntimeSetting: String, CaseIterable, Sendable {
         case .transports: return .string(TransportChoice.loopback.rawValue)
         case .pendingHandshakes: return .int(Int64(PendingHandshakes.Limits().total))
         case .bleLinks: return .int(Int64(ScarceLinkBudget().limit))
+        case .lazyPushHold: return .int(Int64(SyncEngine.Options.lazyPushDefaultHold / .milliseconds(1)))
         }
     }
 
@@ -51,6 +54,7 @@ enum RuntimeSetting: String, CaseIterable, Sendable {
         case .transports: return .string(configuration.transports.map(\.rawValue).joined(separator: ","))
         case .pendingHandshakes: return .int(Int64(configuration.pendingHandshakes.total))
         case .bleLinks: return .int(Int64(configuration.scarceLinks.limit))
+        case .lazyPushHold: return .int(Int64(configuration.lazyPushHoldMilliseconds))
         }
     }
 
@@ -63,6 +67,7 @@ enum RuntimeSetting: String, CaseIterable, Sendable {
         case .transports: configuration.transports = (try? TransportChoice.parseList(checked.stringValue ?? "")) ?? configuration.transports
         case .pendingHandshakes: if case .int(let total) = checked { configuration.pendingHandshakes.total = Int(total) }
         case .bleLinks: if case .int(let limit) = checked { configuration.scarceLinks.limit = Int(limit) }
+        case .lazyPushHold: if case .int(let hold) = checked { configuration.lazyPushHoldMilliseconds = Int(hold) }
         }
     }
 
@@ -90,6 +95,8 @@ enum RuntimeSetting: String, CaseIterable, Sendable {
             return try whole(value, in: 1...4096)
         case .bleLinks:
             return try whole(value, in: 1...32)
+        case .lazyPushHold:
+            return try whole(value, in: 0...Int64(AgentConfiguration.lazyPushHoldLimit))
         }
     }
 
