@@ -47,6 +47,43 @@ struct AgentAdmissionTests {
         try await check(listener, refused, admitted)
     }
 
+    /// An operator's callback: what it was asked, and the dialler it is to treat as the refused one.
+    final class Callback: Sendable {
+        let asked = Mutex<[String]>([])
+        let refused = Mutex("")
+    }
+
+    /// Runs `body` with an operator's callback listening on 127.0.0.1 (its port given), which
+    /// answers each ask with `answer(peer asked about, the dialler to refuse)`.
+    static func withCallback(
+        answer: @escaping @Sendable (_ peer: String, _ refused: String) -> String, _ body: (_ port: Int, _ callback: Callback) async throws -> Void
+    ) async throws {
+        let callback = Callback()
+        let router = Router()
+        router.post("/admit") { request, _ -> Response in
+            let text = String(buffer: try await request.body.collect(upTo: 1 << 16))
+            callback.asked.withLock { $0.append(text) }
+            let peer = (try? Value(json: text))?[path: "peer"]?.stringValue ?? ""
+            let reply = answer(peer, callback.refused.withLock { $0 })
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: reply)))
+        }
+        let quiet = Logger(label: "callback") { _ in SwiftLogNoOpLogHandler() }
+        let (ports, port) = AsyncStream.makeStream(of: Int.self)
+        let server = Application(
+            router: router, configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), serverName: "callback"),
+            onServerRunning: { port.yield($0.localAddress?.port ?? 0) }, logger: quiet
+        )
+        let group = ServiceGroup(services: [server], logger: quiet)
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            var iterator = ports.makeAsyncIterator()
+            let callbackPort = try #require(await iterator.next())
+            try await body(callbackPort, callback)
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+    }
+
     /// The listener's `admission` entries by peer, as `GET /v1/peers` answers.
     static func decisions(_ listener: RunningAgent) async throws -> [String: [String: Value]] {
         guard case .object(let graph)? = try await listener.request(.GET, "/v1/peers").json, case .array(let entries)? = graph["admission"] else { return [:] }
@@ -77,29 +114,11 @@ struct AgentAdmissionTests {
     func callback() async throws {
         let scratch = try MeshScratch("admission-callback")
         defer { scratch.remove() }
-        let asked = Mutex<[String]>([])
-        let refusedPeer = Mutex("")
-        let router = Router()
-        router.post("/admit") { request, _ -> Response in
-            let body = String(buffer: try await request.body.collect(upTo: 1 << 16))
-            asked.withLock { $0.append(body) }
-            let peer = (try? Value(json: body))?[path: "peer"]?.stringValue ?? ""
-            let answer = peer == refusedPeer.withLock({ $0 }) ? #"{"allow": false, "reason": "not on the manifest"}"# : #"{"allow": true}"#
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: answer)))
-        }
-        let quiet = Logger(label: "callback") { _ in SwiftLogNoOpLogHandler() }
-        let (ports, port) = AsyncStream.makeStream(of: Int.self)
-        let server = Application(
-            router: router, configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), serverName: "callback"),
-            onServerRunning: { port.yield($0.localAddress?.port ?? 0) }, logger: quiet
-        )
-        let group = ServiceGroup(services: [server], logger: quiet)
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            var iterator = ports.makeAsyncIterator()
-            let callbackPort = try #require(await iterator.next())
+        try await Self.withCallback(answer: { peer, refused in
+            peer == refused ? #"{"allow": false, "reason": "not on the manifest"}"# : #"{"allow": true}"#
+        }) { callbackPort, callback in
             try await Self.run(scratch, policy: { refused, _ in
-                refusedPeer.withLock { $0 = refused }
+                callback.refused.withLock { $0 = refused }
                 return try Self.config(scratch, #""admission_callback": "http://127.0.0.1:\#(callbackPort)/admit", "admission_callback_timeout_s": 5"#)
             }) { listener, refused, admitted in
                 let decisions = try await Self.decisions(listener)
@@ -107,11 +126,9 @@ struct AgentAdmissionTests {
                 #expect(decisions[refused.peer]?["by"] == "admission_callback")
                 #expect(decisions[refused.peer]?["reason"] == "not on the manifest")
                 #expect(decisions[admitted.peer]?["admitted"] == true)
-                let bodies = asked.withLock { $0 }
+                let bodies = callback.asked.withLock { $0 }
                 #expect(bodies.contains { $0.contains(admitted.peer) && $0.contains(#""transport":"lan""#) }, "\(bodies)")
             }
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
         }
 
         // Nothing listens at the callback's address now: every peer is refused, saying why.
@@ -136,5 +153,28 @@ struct AgentAdmissionTests {
         let reason = decision?["reason"]?.stringValue ?? ""
         #expect(reason.contains("could not be asked"), "\(String(describing: decision))")
         #expect(try await !listener.execute("SELECT * FROM cars").body.contains("knocking"))
+    }
+
+    @Test("a callback that lies is a refusal, never an admission: an allow larger than the agent reads, or an answer that is not {\"allow\": bool}")
+    func lyingCallback() async throws {
+        for (label, lie) in [
+            ("oversized", #"{"allow": true, "pad": ""# + String(repeating: " ", count: 70 << 10) + #""}"#),
+            ("not a bool", #"{"allow": "true"}"#),
+            ("not JSON", "yes, let them in"),
+        ] {
+            let scratch = try MeshScratch("admission-lie")
+            defer { scratch.remove() }
+            try await Self.withCallback(answer: { peer, refused in peer == refused ? lie : #"{"allow": true}"# }) { callbackPort, callback in
+                try await Self.run(scratch, policy: { refused, _ in
+                    callback.refused.withLock { $0 = refused }
+                    return try Self.config(scratch, #""admission_callback": "http://127.0.0.1:\#(callbackPort)/admit", "admission_callback_timeout_s": 5"#)
+                }) { listener, refused, admitted in
+                    let decisions = try await Self.decisions(listener)
+                    #expect(decisions[refused.peer]?["admitted"] == false, "\(label): \(decisions)")
+                    #expect(decisions[refused.peer]?["by"] == "admission_callback", "\(label)")
+                    #expect(decisions[admitted.peer]?["admitted"] == true, "\(label)")
+                }
+            }
+        }
     }
 }

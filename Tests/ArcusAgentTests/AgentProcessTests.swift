@@ -150,6 +150,15 @@ struct AgentProcessTests {
             (.GET, "/v1/observe?q=DELETE%20FROM%20cars", nil, 400, "SELECT"),
             (.DELETE, "/v1/subscriptions/not-a-number", nil, 400, "number"),
             (.POST, "/v1/subscriptions", "{}", 400, "query"),
+            // A write asked to wait for peers is refused whole, before it runs, when the wait is wrong.
+            (.POST, "/v1/execute", #"{"statement": "INSERT INTO cars DOCUMENTS ({'_id': 'z'})", "wait_synced": ["# + (0..<65).map { "\"p\($0)\"" }.joined(separator: ",") + "]}", 400, "at most 64"),
+            (.POST, "/v1/execute", #"{"statement": "INSERT INTO cars DOCUMENTS ({'_id': 'z'})", "wait_synced": ["0123456789abcdef"], "timeout": -1}"#, 400, "more than 0"),
+            (.POST, "/v1/execute", #"{"statement": "INSERT INTO cars DOCUMENTS ({'_id': 'z'})", "wait_synced": ["0123456789abcdef"], "timeout": 1e300}"#, 400, "seconds"),
+            (.POST, "/v1/execute", #"{"statement": "INSERT INTO cars DOCUMENTS ({'_id': 'z'})", "wait_synced": ["0123456789abcdef"], "timeout": "soon"}"#, 400, "number of seconds"),
+            (.POST, "/v1/execute", #"{"statement": "INSERT INTO cars DOCUMENTS ({'_id': 'z'})", "wait_synced": "truck-7"}"#, 400, "array"),
+            (.POST, "/v1/execute", #"{"statement": "INSERT INTO cars DOCUMENTS ({'_id': 'z'})", "wait_synced": [7]}"#, 400, "array of peer ids"),
+            (.POST, "/v1/execute", #"{"statement": "INSERT INTO cars DOCUMENTS ({'_id': 'z'})", "wait_synced": []}"#, 400, "names no peer"),
+            (.POST, "/v1/execute", #"{"statement": "INSERT INTO cars DOCUMENTS ({'_id': 'z'})", "wait_synced": ["nobody"]}"#, 400, "no peer named nobody"),
         ]
         for bad in cases {
             let reply = try await agent.request(bad.method, bad.path, body: bad.body)

@@ -53,6 +53,27 @@ struct HostileInputTests {
         }
     }
 
+    @Test("a push note's three subscription lists hold at most 256 ids together: one more is refused before it is read")
+    func pushNoteLists() throws {
+        func note(lazy: Int, eager: Int, refused: Int) -> [UInt8] {
+            var payload = ByteWriter()
+            for count in [lazy, eager, refused] {
+                payload.writeVarint(count)
+                for id in 0..<count { payload.writeVarint(UInt64(id + 1)) }
+            }
+            payload.writeVarint(0)   // no documents noted
+            return FrameEncoder.frame(rawTypeByte: MessageType.pushNote.rawValue, payload: payload.bytes)
+        }
+        var decoder = FrameDecoder()
+        let full = try decoder.decode(note(lazy: 200, eager: 50, refused: 6))
+        guard case .pushNote(let decoded)? = full else { Issue.record("256 ids did not decode: \(String(describing: full))"); return }
+        #expect(decoded.lazy.count + decoded.eager.count + decoded.refused.count == PushNote.maximumSubscriptions)
+        for (lazy, eager, refused) in [(257, 0, 0), (200, 57, 0), (200, 50, 7), (0, 0, 257)] {
+            var fresh = FrameDecoder()
+            #expect(throws: CodecError.self, "\(lazy)+\(eager)+\(refused) ids") { try fresh.decode(note(lazy: lazy, eager: eager, refused: refused)) }
+        }
+    }
+
     @Test("interning tables stop growing at their limit, the same way on both sides")
     func internLimits() throws {
         var limits = CodecLimits()
