@@ -69,7 +69,7 @@ struct TombstoneReapingTests {
         let horizon = server.reapedHorizon(of: "cars")
 
         // The server holds neither removed document: an empty version for each.
-        let purged = try away.purge([DocumentKey("cars", "gone"): VersionVector(), DocumentKey("cars", "edited"): VersionVector()], under: horizon, collection: "cars")
+        let purged = try away.purge([DocumentKey("cars", "gone"): [], DocumentKey("cars", "edited"): []], under: horizon, collection: "cars")
         #expect(purged == 2)
         #expect(try away.execute("SELECT * FROM cars ORDER BY _id").items == [["_id": "edited", "color": "blue"], ["_id": "live", "make": "kia"]])
         #expect(away.reapedHorizon(of: "cars") == horizon)

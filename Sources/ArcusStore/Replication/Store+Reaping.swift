@@ -82,16 +82,59 @@ extension Store {
         return reaped
     }
 
-    /// Brings a document up to a peer's reaped horizon: drops its cells whose events are under
-    /// `horizon` but not in `keeping` (what the peer holds of the document: nothing when it
-    /// reaped it), which the peer's reaped tombstone removed; a document left with no cells is
+    /// The documents of `collection` (not withheld) with a cell whose event is under `horizon`
+    /// but not under this store's own horizon there: those a peer that reaped up to `horizon`
+    /// may have reaped. Reads every document of the collection once, in key order.
+    public func keys(in collection: String, withEventsUnder horizon: VersionVector) throws -> [DocumentKey] {
+        let own = reapedHorizon(of: collection)
+        guard !horizon.isCovered(by: own) else { return [] }
+        return try read { db in
+            var keys: [DocumentKey] = []
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, state, json FROM document WHERE collection = ? ORDER BY id", arguments: [collection])
+            while let row = try rows.next() {
+                let key = DocumentKey(collection: collection, id: try Value(json: row[0] as String))
+                guard !isWithheld(key) else { continue }
+                let state = try DocumentRows.decode(row[1], json: row[2], key, site: site)
+                var under = false
+                state.forEachEvent { event in if !under, horizon.contains(event), !own.contains(event) { under = true } }
+                if under { keys.append(key) }
+            }
+            return keys.sorted()
+        }
+    }
+
+    /// The events of the cells under `horizon` this store holds of each of `keys` (none for a
+    /// document it has no row of), in order; withheld documents are `unknown`: what this store
+    /// holds of them is not all there is.
+    public func heldEvents(of keys: [DocumentKey], under horizon: VersionVector) throws -> (held: [DocumentKey: [Stamp]], unknown: [DocumentKey]) {
+        try read { db in
+            var held: [DocumentKey: [Stamp]] = [:]
+            var unknown: [DocumentKey] = []
+            for key in keys {
+                guard !isWithheld(key) else {
+                    unknown.append(key)
+                    continue
+                }
+                var events = Set<Stamp>()
+                if let row = try Row.fetchOne(db, sql: "SELECT state, json FROM document WHERE collection = ? AND id = ?", arguments: [key.collection, key.storageID]) {
+                    try DocumentRows.decode(row[0], json: row[1], key, site: site).forEachEvent { if horizon.contains($0) { events.insert($0) } }
+                }
+                held[key] = events.sorted()
+            }
+            return (held, unknown)
+        }
+    }
+
+    /// Brings documents up to a peer's reaped horizon: drops their cells whose events are under
+    /// `horizon` but not among those the peer holds of each (`keys`: none when it reaped the
+    /// document), which the peer's reaped tombstone removed; a document left with no cells is
     /// deleted. Raises this store's horizon for the collection to `horizon`, so that copies of
     /// the dropped cells arriving later stay dropped. Returns whether the document changed.
     ///
     /// The caller must hold every document the peer holds with events under `horizon` (its
     /// answer to this store is complete), or the raised horizon would drop them on arrival.
     @discardableResult
-    public func purge(_ keys: [DocumentKey: VersionVector], under horizon: VersionVector, collection: String) throws -> Int {
+    public func purge(_ keys: [DocumentKey: Set<Stamp>], under horizon: VersionVector, collection: String) throws -> Int {
         var purged = 0
         try write { tx in
             for (key, keeping) in keys where key.collection == collection {
@@ -106,9 +149,9 @@ extension Store {
 }
 
 extension WriteTransaction {
-    /// Drops the document's cells under `horizon` that `keeping` lacks; deletes it if none is
-    /// left. Returns whether anything changed.
-    func purge(_ key: DocumentKey, under horizon: VersionVector, keeping: VersionVector) throws -> Bool {
+    /// Drops the document's cells under `horizon` whose events `keeping` lacks; deletes it if
+    /// none is left. Returns whether anything changed.
+    func purge(_ key: DocumentKey, under horizon: VersionVector, keeping: Set<Stamp>) throws -> Bool {
         let row = DocumentRows.RowID(key)
         guard !store.isWithheld(key), let state = try load(row) else { return false }
         let kept = state.dropping { horizon.contains($0) && !keeping.contains($0) }
