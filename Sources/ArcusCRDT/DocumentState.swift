@@ -102,6 +102,20 @@ public struct DocumentState: Sendable {
         return delta.cells.isEmpty ? nil : delta
     }
 
+    /// This state without the cells whose events `drop` names (with the fields that led only to
+    /// them); the version is kept, so the dropped events still count as seen. For a store that
+    /// reaped a removed document's tombstone: copies of the document's old cells that reach it
+    /// later must not bring the removed fields back.
+    public func dropping(_ drop: (Stamp) -> Bool) -> DocumentState {
+        var kept = DocumentState(version: version)
+        kept.names = names
+        kept.values = values
+        kept.attachments = attachments
+        kept.cells.reserveCapacity(cells.count)
+        _ = filter(cells.indices, depth: 0, into: &kept.cells) { !drop($0.event) }
+        return kept
+    }
+
     /// The part of this state made of events `version` covers: roughly what a replica that has
     /// seen `version` holds of the document (removals it has not seen are not undone, so it is
     /// an estimate for deciding what to send, never a state to store).

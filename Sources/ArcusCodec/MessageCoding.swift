@@ -67,6 +67,22 @@ extension EncodingContext {
                 writeKey(document.key, to: &w)
                 writeVersion(document.version, to: &w)
             }
+        case .reapedHorizon(let horizon):
+            w.writeVarint(horizon.subscriptionID)
+            writeVersion(horizon.horizon, to: &w)
+            w.writeVarint(horizon.answersCheck ? 1 : 0)
+            w.writeVarint(horizon.held.count)
+            for document in horizon.held.sorted(by: { $0.key < $1.key }) {
+                writeKey(document.key, to: &w)
+                w.writeVarint(document.events.count)
+                for event in document.events.sorted() { writeStamp(event, to: &w) }
+            }
+            w.writeVarint(horizon.unknown.count)
+            for key in horizon.unknown.sorted() { writeKey(key, to: &w) }
+        case .reapCheck(let check):
+            w.writeVarint(check.subscriptionID)
+            w.writeVarint(check.keys.count)
+            for key in check.keys.sorted() { writeKey(key, to: &w) }
         }
     }
 
@@ -322,6 +338,53 @@ extension DecodingContext {
                 has.append(DocumentVersion(key: key, version: try readVersion(from: &r)))
             }
             return .pushNote(PushNote(lazy: lists[0], eager: lists[1], refused: lists[2], has: has))
+        case .reapedHorizon:
+            let id = try r.readVarint()
+            let horizon = try readVersion(from: &r)
+            let flag = try r.readVarint()
+            guard flag <= 1 else { throw .invalidValue("reaped horizon flag \(flag) is neither 0 nor 1") }
+            // A key and a count take at least two bytes.
+            let count = try r.readCount("documents held", limit: ReapedHorizon.maximumDocuments, minimumItemSize: 2)
+            try allowance.charge(count, each: DecodedCost.key)
+            var held: [HeldEvents] = []
+            held.reserveCapacity(count)
+            var events = 0
+            for _ in 0..<count {
+                let key = try readKey(from: &r)
+                if let previous = held.last?.key, !(previous < key) { throw .invalidValue("held document \(key) out of order or repeated") }
+                let eventCount = try r.readCount("held events", limit: ReapedHorizon.maximumEvents - events)
+                events += eventCount
+                try allowance.charge(eventCount, each: MemoryLayout<Stamp>.stride)
+                var stamps: [Stamp] = []
+                stamps.reserveCapacity(eventCount)
+                for _ in 0..<eventCount {
+                    let stamp = try readStamp(from: &r)
+                    if let previous = stamps.last, !(previous < stamp) { throw .invalidValue("held event \(stamp) out of order or repeated") }
+                    stamps.append(stamp)
+                }
+                held.append(HeldEvents(key: key, events: stamps))
+            }
+            let unknownCount = try r.readCount("documents not answered for", limit: ReapedHorizon.maximumDocuments - count)
+            try allowance.charge(unknownCount, each: DecodedCost.key)
+            var unknown: [DocumentKey] = []
+            for _ in 0..<unknownCount {
+                let key = try readKey(from: &r)
+                if let previous = unknown.last, !(previous < key) { throw .invalidValue("document \(key) out of order or repeated") }
+                unknown.append(key)
+            }
+            return .reapedHorizon(ReapedHorizon(subscriptionID: id, horizon: horizon, held: held, unknown: unknown, answersCheck: flag == 1))
+        case .reapCheck:
+            let id = try r.readVarint()
+            let count = try r.readCount("documents to check", limit: ReapedHorizon.maximumDocuments)
+            try allowance.charge(count, each: DecodedCost.key)
+            var keys: [DocumentKey] = []
+            keys.reserveCapacity(count)
+            for _ in 0..<count {
+                let key = try readKey(from: &r)
+                if let previous = keys.last, !(previous < key) { throw .invalidValue("document to check \(key) out of order or repeated") }
+                keys.append(key)
+            }
+            return .reapCheck(ReapCheck(subscriptionID: id, keys: keys))
         }
     }
 

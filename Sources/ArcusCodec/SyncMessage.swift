@@ -14,6 +14,8 @@ public enum SyncMessage: Sendable, Equatable {
     case missing(MissingDocuments)
     case credentials(Credentials)
     case pushNote(PushNote)
+    case reapedHorizon(ReapedHorizon)
+    case reapCheck(ReapCheck)
 
     public var type: MessageType {
         switch self {
@@ -29,12 +31,14 @@ public enum SyncMessage: Sendable, Equatable {
         case .missing: return .missing
         case .credentials: return .credentials
         case .pushNote: return .pushNote
+        case .reapedHorizon: return .reapedHorizon
+        case .reapCheck: return .reapCheck
         }
     }
 }
 
 public enum MessageType: UInt8, Sendable, CaseIterable {
-    case hello = 1, subscribe, unsubscribe, summary, deltaBatch, ack, attachmentRequest, attachmentChunk, error, missing, credentials, pushNote
+    case hello = 1, subscribe, unsubscribe, summary, deltaBatch, ack, attachmentRequest, attachmentChunk, error, missing, credentials, pushNote, reapedHorizon, reapCheck
 }
 
 /// The first message on a session: who is speaking and what it can do.

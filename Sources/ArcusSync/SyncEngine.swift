@@ -56,7 +56,7 @@ public final class SyncEngine: Sendable {
     public var hello: Hello {
         Hello(
             peerID: peerID, protocolVersion: SyncSession.protocolVersion,
-            capabilities: [SyncBacklog.capability] + (options.origins == nil ? [] : [Credentials.capability])
+            capabilities: [SyncBacklog.capability, ReapedHorizon.capability] + (options.origins == nil ? [] : [Credentials.capability])
                 + (options.lazyPushHold == nil ? [] : [PushNote.capability]),
             name: options.name
         )
@@ -222,10 +222,15 @@ public final class SyncEngine: Sendable {
     /// what it evicted; nil when it subscribes to nothing that contains it (it then vouches for
     /// nothing, and peers keep their own count).
     func claim(for query: SubscriptionQuery) -> VersionVector? {
+        claim { $0.contains(query) }
+    }
+
+    /// What the active subscriptions `covering` accepts vouch for, together (nil: none does).
+    func claim(where covering: (SubscriptionQuery) -> Bool) -> VersionVector? {
         let localTime = store.version[store.site]
         return state.withLock { state in
             var claim: VersionVector?
-            for subscription in state.subscriptions.values where subscription.active && subscription.query.contains(query) {
+            for subscription in state.subscriptions.values where subscription.active && covering(subscription.query) {
                 let own = subscription.vouch(site: store.site, localTime: localTime)
                 // Each subscription vouches for the events it lists: the store has them all.
                 claim = claim.map { $0.union(own) } ?? own

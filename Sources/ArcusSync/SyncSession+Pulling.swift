@@ -195,5 +195,6 @@ extension SyncSession {
         announced[id] = true
         engine.progress.caughtUp(id, session: ObjectIdentifier(self))
         caughtUpChanged()
+        try reapAfterCatchingUp(id)
     }
 }

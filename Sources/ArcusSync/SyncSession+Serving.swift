@@ -293,6 +293,7 @@ extension SyncSession {
             }
         }
         served[subscription.id] = subscription
+        noticeReapedHorizon(subscription)
         ring()
     }
 

@@ -53,6 +53,12 @@ public actor SyncSession {
     var peerKey = ""
     /// Whether the peer's batches may carry a backlog (its hello says it reads them).
     var peerReadsBacklog = false
+    /// Whether the peer reads reaped horizons and answers them with checks (its hello says so).
+    var peerReadsReapedHorizons = false
+    /// Subscriber: reaped horizons noticed before the subscription's answer was complete.
+    var pendingReapNotices: [UInt64: VersionVector] = [:]
+    /// Subscriber: checks under way against the peer's reaped horizons, per subscription.
+    var reapChecks: [UInt64: ReapCheckProgress] = [:]
     /// The bytes of the frame being handled.
     var frameBytes = 0
     public internal(set) var statistics = SyncStatistics()
@@ -229,6 +235,8 @@ public actor SyncSession {
         case .missing(let missing): try receivedMissing(missing)
         case .credentials(let credentials): engine.options.origins?.receive(credentials.items, from: peerDescription)
         case .pushNote(let note): receivedPushNote(note)
+        case .reapedHorizon(let horizon): try receivedReapedHorizon(horizon)
+        case .reapCheck(let check): try receivedReapCheck(check)
         }
     }
 
@@ -253,6 +261,7 @@ public actor SyncSession {
         decoder.context.intern(engine.store.site)
         peerName = hello.name
         peerReadsBacklog = hello.capabilities.contains(SyncBacklog.capability)
+        peerReadsReapedHorizons = hello.capabilities.contains(ReapedHorizon.capability)
         peerReadsCredentials = hello.capabilities.contains(Credentials.capability)
         peerReadsPushNotes = hello.capabilities.contains(PushNote.capability)
         if peerReadsCredentials, let announcements = engine.options.origins?.announcements, !announcements.isEmpty {

@@ -34,7 +34,7 @@ struct AgentSettingsTests {
         let all = try await agent.execute("SHOW ALL")
         #expect(all.status == 200, "\(all.body)")
         let shown = Self.rows(all)
-        #expect(Set(shown.keys) == ["log_level", "durability", "transports", "pending_handshakes", "ble_links", "lazy_push_hold_ms"], "\(all.body)")
+        #expect(Set(shown.keys) == ["log_level", "durability", "transports", "pending_handshakes", "ble_links", "lazy_push_hold_ms", "tombstone_lifetime_s"], "\(all.body)")
         #expect(shown["durability"] == ["_id": "durability", "name": "durability", "value": "normal", "default": "full", "source": "config", "applies": "live"])
         #expect(shown["log_level"] == ["_id": "log_level", "name": "log_level", "value": "info", "default": "info", "source": "default", "applies": "live"])
         #expect(shown["pending_handshakes"]?[path: ["applies"]] == "restart")
@@ -44,7 +44,7 @@ struct AgentSettingsTests {
         // Bad names and values are refused with what is accepted, and change nothing.
         let unknown = try await agent.execute("ALTER SYSTEM SET log_levle = 'debug'")
         #expect(unknown.status == 400)
-        #expect(unknown.error?.contains("unknown setting \"log_levle\": the settings are log_level, durability, transports, pending_handshakes, ble_links, lazy_push_hold_ms") == true, "\(unknown.body)")
+        #expect(unknown.error?.contains("unknown setting \"log_levle\": the settings are log_level, durability, transports, pending_handshakes, ble_links, lazy_push_hold_ms, tombstone_lifetime_s") == true, "\(unknown.body)")
         let badValue = try await agent.execute("ALTER SYSTEM SET durability = 'sometimes'")
         #expect(badValue.status == 400)
         #expect(badValue.error?.contains("durability cannot be \"sometimes\": it takes full") == true, "\(badValue.body)")

@@ -25,6 +25,12 @@ struct FrameTests {
             DocumentVersion(key: DocumentKey("orders", "o2"), version: VersionVector()),
         ])),
         .pushNote(PushNote()),
+        .reapedHorizon(ReapedHorizon(subscriptionID: 3, horizon: VersionVector([SiteID(5): Timestamp(milliseconds: 77, logical: 3)]))),
+        .reapedHorizon(ReapedHorizon(subscriptionID: 3, horizon: VersionVector([SiteID(5): Timestamp(milliseconds: 77, logical: 3)]), held: [
+            HeldEvents(key: DocumentKey("orders", "o1"), events: [Stamp(time: Timestamp(milliseconds: 70, logical: 0), site: SiteID(5))]),
+            HeldEvents(key: DocumentKey("orders", "o2"), events: []),
+        ], unknown: [DocumentKey("orders", "o3")], answersCheck: true)),
+        .reapCheck(ReapCheck(subscriptionID: 3, keys: [DocumentKey("orders", "o1"), DocumentKey("orders", "o2")])),
     ]
 
     @Test("an attachment request's length is optional and last: one without it (from an older peer) reads as nil, one past Int64 is refused")
@@ -87,7 +93,7 @@ struct FrameTests {
     @Test("a well-formed frame of an unknown type is skipped")
     func unknownType() throws {
         var decoder = FrameDecoder()
-        #expect(try decoder.decode(FrameEncoder.frame(rawTypeByte: 0x0E, payload: [1, 2, 3])) == nil)
+        #expect(try decoder.decode(FrameEncoder.frame(rawTypeByte: 0x0F, payload: [1, 2, 3])) == nil)
     }
 
     @Test("large payloads are compressed and come back intact")

@@ -36,6 +36,9 @@ extension Agent {
             try store.setSynchronous(wanted.durability.synchronous)
         case .transports:
             try await runTransports(wanted.transports)
+        case .tombstoneLifetime:
+            tombstoneLifetime.withLock { $0 = wanted.tombstoneLifetimeSeconds }
+            reapSoon()
         case .pendingHandshakes, .bleLinks, .lazyPushHold:
             break  // at the next start
         }

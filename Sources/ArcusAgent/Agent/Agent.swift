@@ -53,6 +53,10 @@ public final class Agent: Service, Sendable {
     let connector: SecureConnector?
     /// Peers whose mesh session already carries a sync session.
     let syncedPeers = Mutex<Set<PeerID>>([])
+    /// `tombstone_lifetime_s` as ALTER SYSTEM set it while running (nil: the configuration's).
+    let tombstoneLifetime = Mutex<Int?>(nil)
+    /// Whether the reaper should look for tombstones at once (`reapSoon()`).
+    let reapRequested = Mutex(false)
     /// Admits links of scarce transports one at a time (see `admit`).
     let scarceAdmissions = AsyncLock()
     /// Peers with a scarce link between the room check and its binding, and how many such links.
@@ -342,6 +346,7 @@ public final class Agent: Service, Sendable {
             }
             group.addTask { await self.watchSessions() }
             group.addTask { await self.enforceRevocations() }
+            group.addTask { await self.reapTombstones() }
             group.addTask {
                 // Summaries of the log lines left out, once each window is over.
                 while !Task.isCancelled {

@@ -66,6 +66,13 @@ public struct AgentConfiguration: Sendable {
     public var lazyPushHoldMilliseconds = Int(SyncEngine.Options.lazyPushDefaultHold / .milliseconds(1))
     /// The most `lazy_push_hold_ms` takes: a longer hold only delays what a cut tree must graft.
     public static let lazyPushHoldLimit = 10_000
+    /// How long a removed document's tombstone is kept before it is reaped, in seconds; 0 keeps
+    /// tombstones for ever (`tombstone_lifetime_s`; Docs/Sync.md "Reaped tombstones"). A week,
+    /// as Ditto keeps them on devices; a peer away longer is brought forward when it returns.
+    public var tombstoneLifetimeSeconds = defaultTombstoneLifetimeSeconds
+    public static let defaultTombstoneLifetimeSeconds = 7 * 86_400
+    /// The longest `tombstone_lifetime_s`: ten years.
+    public static let tombstoneLifetimeLimit = 3650 * 86_400
     /// How far ahead of this device's clock a peer's write may be stamped and still be merged
     /// (`Store.Options.clockSkewAllowance`; `clock_skew_allowance`, `--clock-skew-allowance`).
     public var clockSkewAllowance = Store.defaultClockSkewAllowance
@@ -131,6 +138,7 @@ public struct AgentConfiguration: Sendable {
         var release_startup_memory: Bool?
         var pending_handshakes: Int?
         var lazy_push_hold_ms: Int?
+        var tombstone_lifetime_s: Int?
         var pending_handshakes_per_source: Int?
         var handshake_deadline_s: Double?
         var clock_skew_allowance: String?
@@ -146,7 +154,7 @@ public struct AgentConfiguration: Sendable {
         "name", "http", "http_expose", "listen", "transports", "peers", "mdns", "subscribe", "mesh_secret_file", "certificate_file", "authority_file",
         "revocation_file", "ble_emulated", "ble_links", "ble_psm", "ble_adapter", "cloud", "cloud_credentials_file", "cloud_ca_file", "cloud_certificate_file",
         "cloud_key_file", "cloud_store_and_forward", "cloud_stored_max_age_s", "cloud_stored_max_bytes", "role",
-        "release_startup_memory", "pending_handshakes", "lazy_push_hold_ms", "pending_handshakes_per_source", "handshake_deadline_s", "clock_skew_allowance",
+        "release_startup_memory", "pending_handshakes", "lazy_push_hold_ms", "tombstone_lifetime_s", "pending_handshakes_per_source", "handshake_deadline_s", "clock_skew_allowance",
         "durability", "log_level", "admission_allow", "admission_deny", "admission_callback", "admission_callback_timeout_s",
     ]
 
@@ -208,6 +216,12 @@ public struct AgentConfiguration: Sendable {
                 throw CommandError("lazy_push_hold_ms must be between 0 (lazy push off) and \(lazyPushHoldLimit); got \(hold)", exitStatus: 2)
             }
             configuration.lazyPushHoldMilliseconds = hold
+        }
+        if let lifetime = file?.tombstone_lifetime_s {
+            guard (0...tombstoneLifetimeLimit).contains(lifetime) else {
+                throw CommandError("tombstone_lifetime_s must be between 0 (never reap) and \(tombstoneLifetimeLimit) (ten years); got \(lifetime)", exitStatus: 2)
+            }
+            configuration.tombstoneLifetimeSeconds = lifetime
         }
         if let perSource = file?.pending_handshakes_per_source {
             guard (1...4096).contains(perSource) else {

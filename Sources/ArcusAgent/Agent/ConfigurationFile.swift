@@ -79,7 +79,7 @@ enum ConfigurationFile {
 /// Other ARCUS_* variables are not options and are left alone.
 enum ConfigurationOverrides {
     private static let lists: Set<String> = ["transports", "peers", "cloud", "admission_allow", "admission_deny"]
-    private static let integers: Set<String> = ["ble_links", "ble_psm", "cloud_stored_max_bytes", "pending_handshakes", "pending_handshakes_per_source", "lazy_push_hold_ms"]
+    private static let integers: Set<String> = ["ble_links", "ble_psm", "cloud_stored_max_bytes", "pending_handshakes", "pending_handshakes_per_source", "lazy_push_hold_ms", "tombstone_lifetime_s"]
     private static let numbers: Set<String> = ["cloud_stored_max_age_s", "handshake_deadline_s", "admission_callback_timeout_s"]
     private static let flags: Set<String> = ["cloud_store_and_forward", "release_startup_memory", "http_expose", "mdns"]
 

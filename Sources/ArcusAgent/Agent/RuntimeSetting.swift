@@ -16,6 +16,7 @@ enum RuntimeSetting: String, CaseIterable, Sendable {
     case pendingHandshakes = "pending_handshakes"
     case bleLinks = "ble_links"
     case lazyPushHold = "lazy_push_hold_ms"
+    case tombstoneLifetime = "tombstone_lifetime_s"
 
     /// The names, as the errors list them.
     static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
@@ -30,7 +31,7 @@ enum RuntimeSetting: String, CaseIterable, Sendable {
 
     var appliesLive: Bool {
         switch self {
-        case .logLevel, .durability, .transports: return true
+        case .logLevel, .durability, .transports, .tombstoneLifetime: return true
         case .pendingHandshakes, .bleLinks, .lazyPushHold: return false
         }
     }
@@ -43,6 +44,7 @@ enum RuntimeSetting: String, CaseIterable, Sendable {
         case .pendingHandshakes: return .int(Int64(PendingHandshakes.Limits().total))
         case .bleLinks: return .int(Int64(ScarceLinkBudget().limit))
         case .lazyPushHold: return .int(Int64(SyncEngine.Options.lazyPushDefaultHold / .milliseconds(1)))
+        case .tombstoneLifetime: return .int(Int64(AgentConfiguration.defaultTombstoneLifetimeSeconds))
         }
     }
 
@@ -55,6 +57,7 @@ enum RuntimeSetting: String, CaseIterable, Sendable {
         case .pendingHandshakes: return .int(Int64(configuration.pendingHandshakes.total))
         case .bleLinks: return .int(Int64(configuration.scarceLinks.limit))
         case .lazyPushHold: return .int(Int64(configuration.lazyPushHoldMilliseconds))
+        case .tombstoneLifetime: return .int(Int64(configuration.tombstoneLifetimeSeconds))
         }
     }
 
@@ -68,6 +71,7 @@ enum RuntimeSetting: String, CaseIterable, Sendable {
         case .pendingHandshakes: if case .int(let total) = checked { configuration.pendingHandshakes.total = Int(total) }
         case .bleLinks: if case .int(let limit) = checked { configuration.scarceLinks.limit = Int(limit) }
         case .lazyPushHold: if case .int(let hold) = checked { configuration.lazyPushHoldMilliseconds = Int(hold) }
+        case .tombstoneLifetime: if case .int(let lifetime) = checked { configuration.tombstoneLifetimeSeconds = Int(lifetime) }
         }
     }
 
@@ -97,6 +101,8 @@ enum RuntimeSetting: String, CaseIterable, Sendable {
             return try whole(value, in: 1...32)
         case .lazyPushHold:
             return try whole(value, in: 0...Int64(AgentConfiguration.lazyPushHoldLimit))
+        case .tombstoneLifetime:
+            return try whole(value, in: 0...Int64(AgentConfiguration.tombstoneLifetimeLimit))
         }
     }
 

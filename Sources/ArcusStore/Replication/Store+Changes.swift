@@ -70,8 +70,12 @@ extension WriteTransaction {
             // Sites claimed beyond the bound with no refused cell in this delta are refused too.
             for element in delta.state.version.elements where element.time > latest { sitesRefusedForTime.insert(element.site) }
         }
+        // Cells of a reaped tombstone's document that a late copy brings back stay dead.
+        incoming = unreaped(incoming, of: delta.key)
         let row = DocumentRows.RowID(delta.key)
         var state = try load(row) ?? DocumentState()
+        // Nothing left to merge into nothing: no row for a reaped document's old copy.
+        guard !incoming.isEmpty || !state.isEmpty else { return false }
         let before = state
         let wasLive = state.isLive, hadAttachments = !state.attachments.isEmpty
         state.join(incoming)

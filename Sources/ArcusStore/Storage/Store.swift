@@ -43,6 +43,8 @@ public final class Store: Sendable {
     /// `withhold(_:)`: documents whose rows show nothing to readers for now.
     let withheldKeys = Mutex<Set<DocumentKey>>([])
     let indexes: Mutex<[FieldIndex]>
+    /// Each collection's reaped horizon (`reapedHorizon(of:)`), as committed.
+    let reapedHorizonCache: Mutex<[String: VersionVector]>
     let attachmentFiles: AttachmentFiles
     /// This device's wall clock (`Options.physicalClock`).
     let physicalClock: HybridLogicalClock.PhysicalClock
@@ -170,6 +172,7 @@ public final class Store: Sendable {
         }
         self.site = site
         indexes = Mutex(try writer.read { try FieldIndex.all($0) })
+        reapedHorizonCache = Mutex(try writer.read { try Self.loadReapedHorizons($0) })
         // Above every event stored, local or merged: stamps never repeat or go back after a restart.
         clock = Mutex(HybridLogicalClock(last: latest, physical: options.physicalClock))
         physicalClock = options.physicalClock

@@ -105,6 +105,13 @@ public final class WriteTransaction {
         return true
     }
 
+    /// Records that a purge (`purge(_:under:keeping:)`) deleted the document: readers no longer
+    /// see it, as after a removal; nothing is synced (no event was made).
+    func recordPurged(_ key: DocumentKey, wasLive: Bool) {
+        changes.append(DocumentChange(key: key, delta: nil, state: nil, sequence: store.nextSequence()))
+        if wasLive { results.append(Result(kind: .removed, collection: key.collection, id: key.id)) }
+    }
+
     /// Applies one mutation to the document at `key` and stores the outcome. Returns whether
     /// the mutation changed anything.
     @discardableResult
