@@ -29,7 +29,7 @@ public struct ReapedHorizon: Sendable, Equatable {
     }
 
     /// The hello capability of a peer that reads reaped horizons and sends checks.
-    public static let capability = "reaped-horizon"
+    public static let capability = "reap"
     /// Most documents one check names (and one answer lists).
     public static let maximumDocuments = 1024
     /// Most events one answer lists, over all its documents.
