@@ -154,27 +154,4 @@ struct AgentAdmissionTests {
         #expect(reason.contains("could not be asked"), "\(String(describing: decision))")
         #expect(try await !listener.execute("SELECT * FROM cars").body.contains("knocking"))
     }
-
-    @Test("a callback that lies is a refusal, never an admission: an allow larger than the agent reads, or an answer that is not {\"allow\": bool}")
-    func lyingCallback() async throws {
-        for (label, lie) in [
-            ("oversized", #"{"allow": true, "pad": ""# + String(repeating: " ", count: 70 << 10) + #""}"#),
-            ("not a bool", #"{"allow": "true"}"#),
-            ("not JSON", "yes, let them in"),
-        ] {
-            let scratch = try MeshScratch("admission-lie")
-            defer { scratch.remove() }
-            try await Self.withCallback(answer: { peer, refused in peer == refused ? lie : #"{"allow": true}"# }) { callbackPort, callback in
-                try await Self.run(scratch, policy: { refused, _ in
-                    callback.refused.withLock { $0 = refused }
-                    return try Self.config(scratch, #""admission_callback": "http://127.0.0.1:\#(callbackPort)/admit", "admission_callback_timeout_s": 5"#)
-                }) { listener, refused, admitted in
-                    let decisions = try await Self.decisions(listener)
-                    #expect(decisions[refused.peer]?["admitted"] == false, "\(label): \(decisions)")
-                    #expect(decisions[refused.peer]?["by"] == "admission_callback", "\(label)")
-                    #expect(decisions[admitted.peer]?["admitted"] == true, "\(label)")
-                }
-            }
-        }
-    }
 }

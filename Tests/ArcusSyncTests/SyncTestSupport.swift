@@ -40,14 +40,16 @@ final class LogLines: Sendable {
     }
 }
 
-/// A store with its sync engine, for tests.
+/// A store with its sync engine, for tests. Lazy push is off unless `lazyPushHold` is given
+/// (LazyPushTests): most tests count messages or deliveries between two peers, where it never
+/// acts; the agent, the demo and the network bed run the engine's default (on).
 struct Peer {
     let store: Store
     let engine: SyncEngine
     let log: LogLines
 
     init(_ name: String, store: Store? = nil, batchSize: Int = 200, clock: HybridLogicalClock.PhysicalClock? = nil,
-         relayedAttachmentBytes: Int64? = nil, lazyPushHold: Duration? = SyncEngine.Options.lazyPushDefaultHold) throws {
+         relayedAttachmentBytes: Int64? = nil, lazyPushHold: Duration? = nil) throws {
         var storeOptions = Store.Options()
         if let clock { storeOptions.physicalClock = clock }
         self.store = try store ?? Store(inMemory: storeOptions)
