@@ -69,7 +69,9 @@ extension SyncSession {
         let asked = Set(check.asked).subtracting(notice.unknown)
         var held: [DocumentKey: Set<Stamp>] = [:]
         for answer in notice.held where asked.contains(answer.key) { held[answer.key] = Set(answer.events) }
-        let purged = try store.purge(held, under: check.horizon, collection: collection)
+        // The horizon becomes this store's with the last chunk: a session that ends before it
+        // leaves the check to be made again from the start.
+        let purged = try store.purge(held, under: check.horizon, collection: collection, raising: check.remaining.isEmpty)
         if purged > 0 {
             engine.options.log(.info, "\(purged) document(s) of \(collection) removed on \(peerDescription) while this store was away, their tombstones since reaped, are gone here too")
         }

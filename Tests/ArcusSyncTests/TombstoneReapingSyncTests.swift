@@ -67,6 +67,26 @@ struct TombstoneReapingSyncTests {
         for peer in [reaper, away, third] { peer.engine.stop() }
     }
 
+    @Test("more documents to check than one message holds: the check goes a chunk at a time, and every removed one goes")
+    func manyChunks() async throws {
+        let reaper = try Self.subscribed("reaper"), away = try Self.subscribed("away")
+        try reaper.store.insertOrders(0..<1_100, collection: "cars")
+        let first = connect(reaper, away)
+        #expect(await first.caughtUp())
+        #expect(try await eventually { try ids(away.store, "cars").count == 1_100 })
+        first.close()
+        await first.ended()
+        try reaper.store.execute("DELETE FROM cars WHERE n >= 50")
+        try await Task.sleep(for: .milliseconds(5))
+        #expect(try reaper.engine.reapTombstones(olderThan: .zero) == ["cars": 1_050])
+
+        let back = connect(reaper, away)
+        #expect(await back.caughtUp())
+        #expect(try await eventually { try ids(away.store, "cars").count == 50 }, "\((try? ids(away.store, "cars").count) ?? -1)")
+        #expect(try await eventually { away.store.reapedHorizon(of: "cars") == reaper.store.reapedHorizon(of: "cars") })
+        for peer in [reaper, away] { peer.engine.stop() }
+    }
+
     @Test("a peer that may not write the collection cannot make another drop documents with a horizon")
     func onlyWritersReap() async throws {
         let reaper = try Self.subscribed("reaper"), away = try Self.subscribed("away")

@@ -128,18 +128,21 @@ extension Store {
     /// Brings documents up to a peer's reaped horizon: drops their cells whose events are under
     /// `horizon` but not among those the peer holds of each (`keys`: none when it reaped the
     /// document), which the peer's reaped tombstone removed; a document left with no cells is
-    /// deleted. Raises this store's horizon for the collection to `horizon`, so that copies of
-    /// the dropped cells arriving later stay dropped. Returns whether the document changed.
+    /// deleted. With `raising`, raises this store's horizon for the collection to `horizon`, so
+    /// that copies of the dropped cells arriving later stay dropped: only once every document
+    /// under it was checked (a check cut short must be made again, and a raised horizon would
+    /// pass it over). Returns how many documents changed.
     ///
     /// The caller must hold every document the peer holds with events under `horizon` (its
     /// answer to this store is complete), or the raised horizon would drop them on arrival.
     @discardableResult
-    public func purge(_ keys: [DocumentKey: Set<Stamp>], under horizon: VersionVector, collection: String) throws -> Int {
+    public func purge(_ keys: [DocumentKey: Set<Stamp>], under horizon: VersionVector, collection: String, raising: Bool = true) throws -> Int {
         var purged = 0
         try write { tx in
             for (key, keeping) in keys where key.collection == collection {
                 if try tx.purge(key, under: horizon, keeping: keeping) { purged += 1 }
             }
+            guard raising else { return }
             let raised = reapedHorizon(of: collection).union(horizon)
             try tx.setSyncRecord(Self.reapedHorizonPrefix + collection, ReapedHorizonRecord.encode(raised))
             tx.db.afterNextTransaction(onCommit: { [self] _ in reapedHorizonCache.withLock { $0[collection] = raised } })
