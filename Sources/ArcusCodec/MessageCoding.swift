@@ -294,18 +294,7 @@ extension DecodingContext {
             return .error(SyncError(code: UInt32(code), message: try readString(from: &r, limit: 4096)))
         case .missing:
             let id = try r.readVarint()
-            // Bounded first, by count and then by the bytes of the ids: a key takes one byte and
-            // stands for a whole id.
-            let count = try r.readCount("missing documents", limit: limits.maximumMissingKeys)
-            try allowance.charge(count, each: DecodedCost.key)
-            var keys: [DocumentKey] = []
-            keys.reserveCapacity(count)
-            for _ in 0..<count {
-                let key = try readKey(from: &r)
-                if let previous = keys.last, !(previous < key) { throw .invalidValue("missing document \(key) out of order or repeated") }
-                keys.append(key)
-            }
-            return .missing(MissingDocuments(subscriptionID: id, keys: keys))
+            return .missing(MissingDocuments(subscriptionID: id, keys: try readOrderedKeys("missing documents", limit: limits.maximumMissingKeys, from: &r)))
         case .credentials:
             let count = try r.readCount("credentials", limit: Credentials.maximumItems, minimumItemSize: 2)
             try allowance.charge(count, each: MemoryLayout<Credentials.Item>.stride)
@@ -364,27 +353,11 @@ extension DecodingContext {
                 }
                 held.append(HeldEvents(key: key, events: stamps))
             }
-            let unknownCount = try r.readCount("documents not answered for", limit: ReapedHorizon.maximumDocuments - count)
-            try allowance.charge(unknownCount, each: DecodedCost.key)
-            var unknown: [DocumentKey] = []
-            for _ in 0..<unknownCount {
-                let key = try readKey(from: &r)
-                if let previous = unknown.last, !(previous < key) { throw .invalidValue("document \(key) out of order or repeated") }
-                unknown.append(key)
-            }
+            let unknown = try readOrderedKeys("documents not answered for", limit: ReapedHorizon.maximumDocuments - count, from: &r)
             return .reapedHorizon(ReapedHorizon(subscriptionID: id, horizon: horizon, held: held, unknown: unknown, answersCheck: flag == 1))
         case .reapCheck:
             let id = try r.readVarint()
-            let count = try r.readCount("documents to check", limit: ReapedHorizon.maximumDocuments)
-            try allowance.charge(count, each: DecodedCost.key)
-            var keys: [DocumentKey] = []
-            keys.reserveCapacity(count)
-            for _ in 0..<count {
-                let key = try readKey(from: &r)
-                if let previous = keys.last, !(previous < key) { throw .invalidValue("document to check \(key) out of order or repeated") }
-                keys.append(key)
-            }
-            return .reapCheck(ReapCheck(subscriptionID: id, keys: keys))
+            return .reapCheck(ReapCheck(subscriptionID: id, keys: try readOrderedKeys("documents to check", limit: ReapedHorizon.maximumDocuments, from: &r)))
         }
     }
 
@@ -437,6 +410,22 @@ extension DecodingContext {
         }
         return DeltaBatch(documents: documents, covers: covers, position: position, subscriptionID: subscriptionID, answers: answers,
                           backlog: backlog)
+    }
+
+    /// A count, then that many document keys in strictly increasing order (`what` names them in
+    /// errors). Bounded first, by count and then by the bytes of the ids: a key takes one byte and
+    /// stands for a whole id.
+    mutating func readOrderedKeys(_ what: String, limit: Int, from r: inout ByteReader) throws(CodecError) -> [DocumentKey] {
+        let count = try r.readCount(what, limit: limit)
+        try allowance.charge(count, each: DecodedCost.key)
+        var keys: [DocumentKey] = []
+        keys.reserveCapacity(count)
+        for _ in 0..<count {
+            let key = try readKey(from: &r)
+            if let previous = keys.last, !(previous < key) { throw .invalidValue("\(what): \(key) out of order or repeated") }
+            keys.append(key)
+        }
+        return keys
     }
 
     mutating func readKey(from r: inout ByteReader) throws(CodecError) -> DocumentKey {
