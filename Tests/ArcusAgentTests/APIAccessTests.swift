@@ -213,7 +213,7 @@ struct APIAccessTests {
         #expect(try Self.mode("\(state)/arcus/agents") == 0o700)
         #expect(try String(contentsOfFile: copy, encoding: .utf8) == first.token + "\n")
         #expect(!first.log.contains(first.token), "the log shows the token")
-        #expect(first.stop() == 0)
+        #expect(await first.halt() == 0)
         #expect(!FileManager.default.fileExists(atPath: copy), "the copy outlived the agent")
 
         let second = try await RunningAgent.launch(data: data, environment: ["XDG_STATE_HOME": state])
@@ -221,7 +221,7 @@ struct APIAccessTests {
         #expect(second.token == first.token)
 
         // A token file others may read stops the next agent, saying what to do.
-        second.stop()
+        await second.halt()
         chmod(tokenFile, 0o644)
         let refused = try ArcusProcess.run(["agent", "--data", data, "--http", "127.0.0.1:0"])
         #expect(refused.status == 1 && refused.standardError.contains("chmod 600 \(tokenFile)"), "\(refused.standardError)")

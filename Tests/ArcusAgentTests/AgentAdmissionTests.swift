@@ -41,8 +41,14 @@ struct AgentAdmissionTests {
         _ = try await admitted.execute("INSERT INTO cars DOCUMENTS ({'_id': 'from-admitted'})")
         let (arrived, seen) = try await listener.wait(until: "SELECT * FROM cars", contains: "from-admitted")
         #expect(arrived, "\(seen)\n\(listener.log)")
-        // The refused dialler keeps trying meanwhile; a second longer gives it every chance.
-        try await Task.sleep(for: .seconds(1))
+        // The refused dialler started first and backs off between tries, so its next try can
+        // come seconds after the admitted one got in: wait until the listener has decided on it.
+        var decided = false
+        for _ in 0..<300 where !decided {
+            decided = try await decisions(listener)[refused.peer] != nil
+            if !decided { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(decided, "the listener never heard from the refused dialler\n\(listener.log)")
         #expect(try await !listener.execute("SELECT * FROM cars").body.contains("from-refused"))
         try await check(listener, refused, admitted)
     }

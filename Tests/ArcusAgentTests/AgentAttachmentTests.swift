@@ -136,7 +136,7 @@ struct AgentAttachmentTests {
         let second = Self.randomBytes(200_000, seed: seed &+ 1)
         let secondHash = try await Self.put(second, id: "p2", on: a, scratch: scratch)
         #expect(try await b.wait(until: "SELECT * FROM photos", contains: secondHash).found, "\(b.log)")
-        #expect(a.stop() == 0)
+        #expect(await a.halt() == 0)
         // The fetch starts on the first ask; asking again joins it. b's mesh session with a
         // outlives a's links (it waits for a to come back), so the fetch may show as asked of a
         // ("fetching", nothing arrived) or as waiting for a peer; either way nothing arrives.
@@ -246,7 +246,7 @@ struct AgentAttachmentTests {
         #expect(got.status == 200 && got.body == "tiny blob", "\(got.body)")
         let document = try await agent.execute("SELECT * FROM photos WHERE _id = 'small'")
         #expect(document.body.contains("\"thumb\":{\"_attachment\":\"\(hash)\""), "\(document.body)")
-        #expect(agent.stop() == 0)
+        #expect(await agent.halt() == 0)
     }
 
     @Test("an upload a crash cut off leaves a staging file, which the agent removes when it next starts; nothing else goes")
@@ -264,7 +264,7 @@ struct AgentAttachmentTests {
         #expect(!FileManager.default.fileExists(atPath: leftover))
         #expect(FileManager.default.fileExists(atPath: unrelated))
         #expect(agent.log.contains("removed 1 partial upload(s)"), "\(agent.log)")
-        #expect(agent.stop() == 0)
+        #expect(await agent.halt() == 0)
     }
 }
 

@@ -35,11 +35,11 @@ struct AgentClockTests {
         let data = try Self.poisonedDataDirectory()
         defer { try? FileManager.default.removeItem(at: data) }
         let agent = try await RunningAgent.launch(data: data.path, ["--clock-skew-allowance", "2d"])
-        #expect(agent.stop() == 0)
+        #expect(await agent.halt() == 0)
         #expect(agent.log.components(separatedBy: "the store held events stamped beyond").count == 2, "\(agent.log)")
         #expect(agent.log.contains("1 document(s) repaired"), "\(agent.log)")
         let again = try await RunningAgent.launch(data: data.path)
-        #expect(again.stop() == 0)
+        #expect(await again.halt() == 0)
         #expect(!again.log.contains("stamped beyond"), "\(again.log)")
 
         let store = try Store(directory: data)

@@ -63,7 +63,7 @@ extension AgentCloudTests {
             printed.append(("arcus status (\(name))", status.standardOutput + status.standardError + statusJSON.standardOutput))
         }
         for (name, agent) in agents {
-            #expect(agent.stop() == 0)
+            #expect(await agent.halt() == 0)
             printed.append(("log (\(name))", agent.log))
         }
         // An agent whose --cloud does not parse stops with an error that names it, without secrets.

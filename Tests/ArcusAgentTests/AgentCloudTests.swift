@@ -85,14 +85,14 @@ struct AgentCloudTests {
         let ids = (1...30).map { String(format: "away-%03d", $0) }
         for id in ids { try await insertCar(id, into: writer) }
         try await Task.sleep(for: .seconds(1))
-        #expect(writer.stop() == 0, "the writer did not stop cleanly\n\(writer.log)")
+        #expect(await writer.halt() == 0, "the writer did not stop cleanly\n\(writer.log)")
         let (early, _) = try await away.wait(until: "SELECT * FROM cars WHERE _id = 'away-001'", contains: "away-001", attempts: 5)
         #expect(!early, "a write reached the peer while it was cut off: the cut did not hold")
 
         uplink.restore()
         let missing = try await away.waitForDocuments(ids, in: "cars")
         #expect(missing.isEmpty, "writes made while the peer was away never reached it: \(missing)\n\(away.log)")
-        #expect(away.stop() == 0)
+        #expect(await away.halt() == 0)
     }
 
     @Test("a hub keeps what a writer wrote, and a device that never met the writer gets it from the hub")
@@ -109,7 +109,7 @@ struct AgentCloudTests {
         for id in ids { try await insertCar(id, into: writer) }
         let kept = try await hub.waitForDocuments(ids, in: "cars")
         #expect(kept.isEmpty, "the hub did not take everything: \(kept)\n\(hub.log)")
-        #expect(writer.stop() == 0)
+        #expect(await writer.halt() == 0)
 
         let late = try await RunningAgent.launch(data: scratch.data("late"), cloudArguments(scratch, relay: server.url))
         defer { _ = late.stop() }

@@ -117,7 +117,7 @@ struct AgentCredentialLifetimeTests {
         }
 
         // The hub keeps the list: restarted, it still refuses the stolen device.
-        #expect(hub.stop() == 0)
+        #expect(await hub.halt() == 0)
         hub = try await RunningAgent.launch(data: authority.scratch.data("hub"), hubArguments)
         #expect(await Self.logs(hub, "was revoked by the mesh authority", within: 15), "\(hub.log)")
         let cars = try await hub.execute("SELECT * FROM cars").body

@@ -87,7 +87,7 @@ struct AgentDataDirectoryTests {
         var agent = try await RunningAgent.launch(data: data, ["--config", scratch.config.path])
         let reply = try await agent.request(.POST, Self.uploadPath("p1"), body: "a small blob")
         #expect(reply.status == 201, "\(reply.body)")
-        #expect(agent.stop() == 0)
+        #expect(await agent.halt() == 0)
         // As an earlier version left it with the usual umask. (The identity and the API token were
         // always 0600; one that others may read is refused, as what it holds may have leaked.)
         for entry in Self.modes(under: data) where !entry.path.hasSuffix("/identity") && !entry.path.hasSuffix("/api-token") {
@@ -120,7 +120,7 @@ struct AgentDataDirectoryTests {
         #expect(chown(data, 65_534, 65_534) == 0)
         do {
             let agent = try await RunningAgent.launch(data: data, ["--config", scratch.config.path])
-            agent.stop()
+            await agent.halt()
             Issue.record("the agent started on another user's directory")
         } catch {
             #expect("\(error)".contains("belongs to user 65534") && "\(error)".contains("chown"), "\(error)")

@@ -34,7 +34,7 @@ struct AgentProcessTests {
         #expect(bad.status == 2)
         #expect(bad.standardError.contains("line 1, column 10"), "\(bad.standardError)")
 
-        #expect(agent.stop() == 0, "\(agent.log)")
+        #expect(await agent.halt() == 0, "\(agent.log)")
         let local = try ArcusProcess.run(["exec", "--data", data, select])
         #expect(local.status == 0, "\(local.standardError)")
         #expect(throughAgent.standardOutput == local.standardOutput)
@@ -101,13 +101,13 @@ struct AgentProcessTests {
         #expect(subscribed.status == 0, "\(subscribed.standardError)")
         guard case .object(let created)? = try? Value(json: subscribed.standardOutput), case .int(let id)? = created["id"] else {
             Issue.record("subscribe printed \(subscribed.standardOutput)")
-            agent.stop()
+            await agent.halt()
             return
         }
         let bad = try await agent.request(.POST, "/v1/subscriptions", body: #"{"query": "SELECT * FRM cars"}"#)
         #expect(bad.status == 400)
         #expect(bad.error?.contains("line 1") == true, "\(bad.body)")
-        #expect(agent.stop() == 0)
+        #expect(await agent.halt() == 0)
 
         agent = try await RunningAgent.launch(data: data)
         defer { agent.stop() }
@@ -181,7 +181,7 @@ struct AgentProcessTests {
         defer { if observer.isRunning { observer.terminate() }; observer.waitUntilExit() }
         #expect(await eventually { !((try? Data(contentsOf: output))?.isEmpty ?? true) }, "the observer printed nothing")
 
-        #expect(agent.stop(signal: SIGTERM) == 0, "\(agent.log)")
+        #expect(await agent.halt(signal: SIGTERM) == 0, "\(agent.log)")
         #expect(agent.log.contains("stopped"), "\(agent.log)")
         // The stream ended with the agent, so the observer ends too.
         #expect(await eventually { !observer.isRunning }, "the observer outlived the agent")
@@ -194,7 +194,7 @@ struct AgentProcessTests {
     func interrupt() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let agent = try await RunningAgent.launch(data: data)
-        #expect(agent.stop(signal: SIGINT) == 0, "\(agent.log)")
+        #expect(await agent.halt(signal: SIGINT) == 0, "\(agent.log)")
     }
 
     @Test("a second agent on the same data directory fails with a clear message")
@@ -240,7 +240,7 @@ struct AgentProcessTests {
     func peersKeptForLAN() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let agent = try await RunningAgent.launch(data: data, ["--peer", "127.0.0.1:4040", "--peer", "[::1]:4041", "--listen", "127.0.0.1:0"])
-        #expect(agent.stop() == 0)
+        #expect(await agent.halt() == 0)
         #expect(agent.log.contains("--listen and --peer are for the LAN transport"), "\(agent.log)")
     }
 

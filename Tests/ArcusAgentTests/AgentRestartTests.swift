@@ -28,7 +28,7 @@ struct AgentRestartTests {
         #expect(try await Self.count(at: follower, reaches: 2000), "\(follower.log)")
         let before = try await Self.receivedBytes(follower)
 
-        #expect(follower.stop(signal: SIGKILL) == -SIGKILL)
+        #expect(await follower.halt(signal: SIGKILL) == -SIGKILL)
         let written = try await source.execute("INSERT INTO cars DOCUMENTS ({'_id': 'after-the-kill', 'make': 'saab'})")
         #expect(written.status == 200, "\(written.body)")
         follower = try await RunningAgent.launch(data: scratch.data("follower"), followerArguments)
@@ -64,7 +64,7 @@ struct AgentRestartTests {
         #expect(dialler.log.components(separatedBy: "could not dial").count - 1 == 1, "one line for a peer that cannot be reached:\n\(dialler.log)")
 
         // The listener cannot dial back (it has no --peer): the dialler must notice and dial again.
-        #expect(listener.stop(signal: SIGKILL) == -SIGKILL)
+        #expect(await listener.halt(signal: SIGKILL) == -SIGKILL)
         listener = try await RunningAgent.launch(data: scratch.data("listener"), listenerArguments)
         defer { _ = listener.stop() }
         #expect(try await dialler.execute("INSERT INTO cars DOCUMENTS ({'_id': 'after-the-kill', 'make': 'saab'})").status == 200)

@@ -69,7 +69,7 @@ struct AgentSettingsTests {
         _ = try await agent.execute("ALTER SYSTEM SET pending_handshakes = 16")
 
         // Kept across a restart, over the configuration file.
-        #expect(agent.stop() == 0)
+        #expect(await agent.halt() == 0)
         agent = try await RunningAgent.launch(data: data, ["--config", config.path])
         let restarted = Self.rows(try await agent.execute("SHOW ALL"))
         #expect(restarted["log_level"]?[path: ["value"]] == "warning")
@@ -86,7 +86,7 @@ struct AgentSettingsTests {
         let resetAll = try await agent.execute("ALTER SYSTEM RESET ALL")
         #expect(Set(Self.rows(resetAll).keys) == ["log_level", "pending_handshakes"], "\(resetAll.body)")
         #expect(!FileManager.default.fileExists(atPath: data + "/settings.json"))
-        #expect(agent.stop() == 0)
+        #expect(await agent.halt() == 0)
         agent = try await RunningAgent.launch(data: data, ["--config", config.path])
         #expect(Self.rows(try await agent.execute("SHOW ALL")) == shown)
     }

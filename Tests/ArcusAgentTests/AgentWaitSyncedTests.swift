@@ -65,7 +65,7 @@ struct AgentWaitSyncedTests {
         let connected: Value = [["_id": .string(b.peer), "sync_session_status": "connected"]]
         #expect(await eventually { observed().first?[path: "items"] == connected }, "\(observed())")
 
-        #expect(b.stop() == 0)
+        #expect(await b.halt() == 0)
         // A stopped peer leaves the presence graph, and with it the rows.
         #expect(await eventually { observed().last?[path: "items"] == [] }, "\(observed())")
         #expect(observed().last?[path: ["diff", "deletions"]] == [0])

@@ -1,3 +1,4 @@
+import ArcusTestSupport
 import Foundation
 
 /// The `arcus` executable built beside these tests, run the way a user runs it.
@@ -31,15 +32,9 @@ struct ArcusProcess {
 
     /// Starts `arcus arguments…` with standard output going to `output` (a file, so that what it
     /// wrote survives its death); the caller waits or kills.
-    static func start(_ arguments: [String], output: URL) throws -> Process {
+    static func start(_ arguments: [String], output: URL) throws -> ChildProcess {
         FileManager.default.createFile(atPath: output.path, contents: nil)
-        let process = Process()
-        process.executableURL = try executable()
-        process.arguments = arguments
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
+        return try ChildProcess(executable: try executable().path, arguments: arguments, standardOutput: output.path)
     }
 
     /// Runs `arcus arguments…` to completion on a thread of its own, leaving the cooperative pool
@@ -58,33 +53,25 @@ struct ArcusProcess {
     ///   - user: a uid to run the command as (and its group, the same number), through
     ///     setpriv(1); only root may.
     static func run(_ arguments: [String], environment: [String: String] = [:], asUser user: UInt32? = nil) throws -> Outcome {
-        let process = Process()
+        var executable = try executable().path, arguments = arguments
         if let user {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", "--", try executable().path] + arguments
-        } else {
-            process.executableURL = try executable()
-            process.arguments = arguments
+            arguments = ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", "--", executable] + arguments
+            executable = "/usr/bin/setpriv"
         }
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }.filter { !$0.value.isEmpty }
-        }
+        let variables = environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 }.filter { !$0.value.isEmpty }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let out = scratch.appendingPathComponent("out"), err = scratch.appendingPathComponent("err")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        try process.run()
+        let process = try ChildProcess(executable: executable, arguments: arguments, environment: variables,
+                                       standardOutput: out.path, standardError: err.path)
         // A command that should end but does not (an agent that started when it should have
         // refused) must fail the test, not hang the run: it is terminated after 120 s.
         let pid = process.processIdentifier
         let watchdog = DispatchWorkItem { kill(pid, SIGTERM) }
         DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: watchdog)
-        defer { watchdog.cancel() }
         process.waitUntilExit()
+        watchdog.cancel()
         return Outcome(status: process.terminationStatus,
                        standardOutput: try String(contentsOf: out, encoding: .utf8),
                        standardError: try String(contentsOf: err, encoding: .utf8))

@@ -95,7 +95,7 @@ struct KernelBluetoothAgentTests {
         let (arrived, seen) = try await second.wait(until: "SELECT * FROM cars", contains: "after-the-stranger")
         #expect(arrived, "sync stopped after the foreign client: \(seen)\n\(first.log.suffix(3000))")
         if !arrived || !said.contains("Connected") { KernelControllers.keep([first.log, second.log], as: "foreign-\(Self.context)") }
-        #expect(first.stop() == 0)
+        #expect(await first.halt() == 0)
     }
 
     /// Two agents on the first two controllers, a write synced; then `fault`; then a write on

@@ -1,5 +1,6 @@
 import ArcusAgent
 import ArcusCRDT
+import ArcusTestSupport
 import AsyncHTTPClient
 import Foundation
 import NIOCore
@@ -9,8 +10,8 @@ import Testing
 /// An `arcus agent` process on a data directory of its own, with its API on a free port of
 /// 127.0.0.1, found through the ready line it prints. Stop it with `stop()` (SIGTERM).
 final class RunningAgent: @unchecked Sendable {
-    // @unchecked: the process and the files are only touched by the test that owns this value.
-    let process: Process
+    // @unchecked: the files are only touched by the test that owns this value.
+    let process: ChildProcess
     let url: String
     let peer: String
     let standardOutput: URL
@@ -22,10 +23,12 @@ final class RunningAgent: @unchecked Sendable {
     /// Generous: the agent is ready in well under a second, even on a loaded 2-core machine.
     static let patience: TimeInterval = 60
 
-    /// `start`, from async tests. (Foundation's Process notices a child's exit reliably only on
-    /// the thread that waits for it, so this does not move the wait to a thread of its own.)
+    /// `start` on a thread of its own, so that waiting for the ready line leaves the cooperative
+    /// pool (one thread per core) to the agents and sessions that tests run in process.
     static func launch(data: String, _ extra: [String] = [], environment: [String: String] = [:], umask: String? = nil) async throws -> RunningAgent {
-        try start(data: data, extra, environment: environment, umask: umask)
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try start(data: data, extra, environment: environment, umask: umask) }) }.start()
+        }
     }
 
     /// - Parameter environment: variables set for the agent over this process's own.
@@ -37,40 +40,39 @@ final class RunningAgent: @unchecked Sendable {
         let out = scratch.appendingPathComponent("out"), err = scratch.appendingPathComponent("err")
         FileManager.default.createFile(atPath: out.path, contents: nil)
         FileManager.default.createFile(atPath: err.path, contents: nil)
-        let process = Process()
-        process.executableURL = try ArcusProcess.executable()
-        process.arguments = ["agent", "--data", data, "--http", "127.0.0.1:0", "--name", "test-agent"] + extra
-        if let umask, let arcus = process.executableURL {
+        var executable = try ArcusProcess.executable().path
+        var arguments = ["agent", "--data", data, "--http", "127.0.0.1:0", "--name", "test-agent"] + extra
+        if let umask {
             // The shell sets it and becomes the agent (exec): the same process, as a user runs it.
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", "umask \(umask) && exec \"$0\" \"$@\"", arcus.path] + (process.arguments ?? [])
+            arguments = ["-c", "umask \(umask) && exec \"$0\" \"$@\"", executable] + arguments
+            executable = "/bin/sh"
         }
-        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        try process.run()
+        let process = try ChildProcess(
+            executable: executable, arguments: arguments,
+            environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            standardOutput: out.path, standardError: err.path)
         let deadline = Date().addingTimeInterval(patience)
         while Date() < deadline {
-            switch AgentReadyLine.look(at: process, output: out) {
-            case .ready(let ready):
+            if let ready = AgentReadyLine(output: (try? String(contentsOf: out, encoding: .utf8)) ?? "") {
                 #expect(ready.fields["agent"] == "ready")
                 // An agent from before the API had a token (ARCUS_BINARY, to show that a test fails
                 // there) names none: its requests then go with an empty one.
                 let tokenFile = ready.tokenFile ?? (data as NSString).appendingPathComponent("api-token")
                 let token = (try? String(contentsOfFile: tokenFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
                 return RunningAgent(process: process, url: ready.http, peer: ready.peer ?? "", standardOutput: out, standardError: err, token: token)
-            case .exited(let status):
-                let error = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
-                throw ArcusProcess.ProcessError("the agent exited with status \(status) before it was ready: \(error)")
-            case .starting:
-                usleep(20_000)
             }
+            guard process.isRunning else {
+                let error = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
+                throw ArcusProcess.ProcessError("the agent exited with status \(process.terminationStatus) before it was ready: \(error)")
+            }
+            usleep(20_000)
         }
-        process.terminate()
+        process.terminate(signal: SIGKILL)
+        process.waitUntilExit()
         throw ArcusProcess.ProcessError("the agent printed no ready line within \(patience) s")
     }
 
-    private init(process: Process, url: String, peer: String, standardOutput: URL, standardError: URL, token: String) {
+    private init(process: ChildProcess, url: String, peer: String, standardOutput: URL, standardError: URL, token: String) {
         self.process = process
         self.url = url
         self.peer = peer
@@ -87,13 +89,21 @@ final class RunningAgent: @unchecked Sendable {
     /// What the agent printed on standard output: its ready line.
     var printed: String { (try? String(contentsOf: standardOutput, encoding: .utf8)) ?? "" }
 
-    /// Sends SIGTERM and waits for the process to end; returns its exit status (nil if it did
-    /// not end in time, after which it is killed).
+    /// Sends SIGTERM and waits for the process to end; returns its exit status (minus the
+    /// signal that ended it), or nil if it did not end in time, after which it is killed.
+    /// Blocks the calling thread: async tests that go on working after it use `halt`.
     @discardableResult
     func stop(signal: Int32 = SIGTERM) -> Int32? {
-        guard process.isRunning else { return process.terminationStatus }
-        kill(process.processIdentifier, signal)
+        process.terminate(signal: signal)
         return waitForExit()
+    }
+
+    /// `stop` on a thread of its own, leaving the cooperative pool free.
+    @discardableResult
+    func halt(signal: Int32 = SIGTERM) async -> Int32? {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: self.stop(signal: signal)) }.start()
+        }
     }
 
     func waitForExit() -> Int32? {
@@ -104,8 +114,7 @@ final class RunningAgent: @unchecked Sendable {
             process.waitUntilExit()
             return nil
         }
-        process.waitUntilExit()
-        return process.terminationReason == .exit ? process.terminationStatus : -process.terminationStatus
+        return process.terminationStatus
     }
 
     struct Reply {

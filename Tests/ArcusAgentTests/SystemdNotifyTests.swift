@@ -24,7 +24,7 @@ struct SystemdNotifyTests {
         #expect(ready.contains { $0.contains("READY=1") && $0.contains("STATUS=serving \(agent.url)") }, "\(ready)")
         let beats = systemd.receive(until: { $0 == "WATCHDOG=1" })
         #expect(beats.contains("WATCHDOG=1"), "no watchdog ping within the wait: \(beats)")
-        #expect(agent.stop() == 0)
+        #expect(await agent.halt() == 0)
         let stopping = systemd.receive(until: { $0.hasPrefix("STOPPING=1") })
         #expect(stopping.contains { $0.hasPrefix("STOPPING=1") }, "\(stopping)")
     }
