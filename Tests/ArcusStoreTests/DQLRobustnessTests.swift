@@ -38,6 +38,16 @@ struct DQLRobustnessTests {
         #expect(try DQLParser.parse(printed).description == printed, "\(expression) printed as \(printed)")
     }
 
+    /// Found by the random edits below: `a IN [1, 2] - 1` printed as `a IN ([1, 2] - 1)`, which
+    /// reads back as SQL's one-element list `a IN [([1, 2] - 1)]`.
+    @Test("arithmetic after IN prints without the parenthesis that would make it SQL's list",
+          arguments: ["a IN [1, 2] - 1", "a NOT IN :list * 2", "a IN - b", "a IN (b - 1)", "a IN ('x')"])
+    func arithmeticAfterIn(condition: String) throws {
+        let parsed = try DQLParser.parse("SELECT * FROM c WHERE \(condition)")
+        let printed = parsed.description
+        #expect(try DQLParser.parse(printed).description == printed, "\(condition) printed as \(printed)")
+    }
+
     @Test("a chain of 100,000 operators is refused by height, without recursion")
     func longChains() {
         let sum = "SELECT * FROM c WHERE a = " + Array(repeating: "1", count: 100_000).joined(separator: " + ")

@@ -57,7 +57,23 @@ extension DQLExpression: CustomStringConvertible {
             }
             out += "}"
         case .in(let value, let collection, let negated):
-            DQLText.infix(value, negated ? "NOT IN" : "IN", collection, to: &out)
+            out += "("
+            value.write(to: &out)
+            out += negated ? " NOT IN " : " IN "
+            // After IN a parenthesis opens SQL's list (`IN ('a')` is `IN ['a']`), so arithmetic,
+            // which the parser reads there without one, is written without its own.
+            switch collection {
+            case .binary(let op, let lhs, let rhs):
+                lhs.write(to: &out)
+                out += " \(op.rawValue) "
+                rhs.write(to: &out)
+            case .unary(.negate, let operand):
+                out += "- "
+                operand.write(to: &out)
+            default:
+                collection.write(to: &out)
+            }
+            out += ")"
         case .like(let value, let pattern, _, let negated):
             DQLText.infix(value, negated ? "NOT LIKE" : "LIKE", pattern, to: &out)
         case .isNull(let value, let negated):
