@@ -7,7 +7,8 @@
 # Arcus syncs through sync sessions between stores (ARCUS_BENCH_EXCHANGE=protocol, the default)
 # or hands the codec's frames over directly (ARCUS_BENCH_EXCHANGE=frames: the codec's own replay).
 # Its replicas' stores are in memory (ARCUS_BENCH_STORE=memory, the default) or SQLite files
-# (ARCUS_BENCH_STORE=sqlite).
+# (ARCUS_BENCH_STORE=sqlite). Replicas keep ARCUS_BENCH_CONFLICTS conflicts per field (default 0,
+# the agent's: the conflict view off; 4 turns it on).
 #
 # Machines here are shared and noisy: each engine runs ARCUS_BENCH_REPEAT times (default 3),
 # alternating, and the table shows each engine's median run by replay time.
@@ -39,7 +40,8 @@ for spec in "${@:-fleet:1 mesh:7}"; do
         {
             for _ in $(seq "${ARCUS_BENCH_REPEAT:-3}"); do
                 "$python" "$bench/anchors.py" "$trace"
-                "$arcus" bench trace "$trace" --exchange "${ARCUS_BENCH_EXCHANGE:-protocol}" --store "${ARCUS_BENCH_STORE:-memory}" --quiet
+                "$arcus" bench trace "$trace" --exchange "${ARCUS_BENCH_EXCHANGE:-protocol}" --store "${ARCUS_BENCH_STORE:-memory}" \
+                    --conflicts-per-field "${ARCUS_BENCH_CONFLICTS:-0}" --quiet
             done
         } | "$python" Tools/compare-figures.py
     done

@@ -98,6 +98,19 @@ public struct VersionVector: Sendable, Hashable, CustomStringConvertible {
         return result
     }
 
+    /// This vector with `site`'s entry at `time` (removed when nil), whatever it was.
+    public func setting(_ site: SiteID, to time: Timestamp?) -> VersionVector {
+        var result = self
+        let (i, found) = position(of: site)
+        switch (found, time) {
+        case (true, let time?): result.elements[i].time = time
+        case (true, nil): result.elements.remove(at: i)
+        case (false, let time?): result.elements.insert(Element(site: site, time: time), at: i)
+        case (false, nil): break
+        }
+        return result
+    }
+
     /// The largest time in the vector.
     public var maxTime: Timestamp { elements.map(\.time).max() ?? .zero }
 

@@ -57,7 +57,8 @@ public final class SyncEngine: Sendable {
         Hello(
             peerID: peerID, protocolVersion: SyncSession.protocolVersion,
             capabilities: [SyncBacklog.capability, ReapedHorizon.capability] + (options.origins == nil ? [] : [Credentials.capability])
-                + (options.lazyPushHold == nil ? [] : [PushNote.capability]),
+                + (options.lazyPushHold == nil ? [] : [PushNote.capability])
+                + (store.conflictsPerField == 0 ? [] : [ConflictKnowledge.capability]),
             name: options.name
         )
     }
@@ -246,7 +247,7 @@ public final class SyncEngine: Sendable {
     /// A `stale` batch was produced before the peer took in this side's latest summary: its
     /// `covers` may vouch for events this store evicted and could not get back since, so they
     /// count only below where that lowered its claims.
-    func merge(_ batch: DeltaBatch, subscription id: UInt64, from peer: String, stale: Bool = false) throws
+    func merge(_ batch: DeltaBatch, subscription id: UInt64, from peer: String, stale: Bool = false, sayingWhatItSaw: Bool = false) throws
         -> (changed: Int, covers: VersionVector?, changedDocuments: [DocumentDelta]) {
         var batch = batch
         if stale, let covers = batch.covers, let floor = subscription(id)?.recoveryFloor, !floor.isEmpty {
@@ -256,7 +257,7 @@ public final class SyncEngine: Sendable {
         var changedDocuments: [DocumentDelta] = []
         let noting = options.lazyPushHold != nil
         try store.write { tx in
-            for delta in batch.documents where try tx.merge(delta) {
+            for delta in batch.documents where try tx.merge(delta, sayingWhatItSaw: sayingWhatItSaw) {
                 changed += 1
                 if noting { changedDocuments.append(delta) }
             }

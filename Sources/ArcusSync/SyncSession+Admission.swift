@@ -70,7 +70,13 @@ struct BatchAdmission {
 extension BatchAdmission {
     /// The part of `batch`, from the peer whose site is `peerSite` with `permissions`, that a
     /// store whose clock takes in nothing later than `latest` merges.
-    init(_ batch: DeltaBatch, from peerSite: SiteID?, permissions: SyncPermissions, origins: (any SyncOrigins)?, latest: Timestamp) {
+    ///
+    /// What the peer says it had seen of this store's own events (`ownSite`'s entry of a
+    /// document's version) is no write: it passes whatever the peer may relay, and the merge
+    /// uses it for the conflict view only (`WriteTransaction.merge`), from a peer that
+    /// `saysWhatItSaw` (`ConflictKnowledge`); from another, the entry is an event like any other.
+    init(_ batch: DeltaBatch, from peerSite: SiteID?, ownSite: SiteID? = nil, saysWhatItSaw: Bool = true,
+         permissions: SyncPermissions, origins: (any SyncOrigins)?, latest: Timestamp) {
         self.batch = batch
         var writable: [SiteID: CollectionSet?] = [:]
         func writableCollections(of site: SiteID) -> CollectionSet? {
@@ -87,12 +93,18 @@ extension BatchAdmission {
         kept.reserveCapacity(batch.documents.count)
         for delta in batch.documents {
             let collection = delta.key.collection
-            let admission = delta.state.admitting(sites: { site in
+            var state = delta.state
+            let seenOfOwn = saysWhatItSaw ? ownSite.flatMap { state.version[$0] } : nil
+            if let ownSite, seenOfOwn != nil { state.version = state.version.setting(ownSite, to: nil) }
+            let admission = state.admitting(sites: { site in
                 if site == peerSite { return permissions.write.contains(collection) }
                 return permissions.relay && (writableCollections(of: site)?.contains(collection) ?? false)
             }, through: latest)
             if admission.isWhole {
-                kept.append(delta)
+                var whole = delta
+                // The claim about this store's events passes, no later than its clock takes.
+                if let ownSite, let seenOfOwn, seenOfOwn > latest { whole.state.version = whole.state.version.setting(ownSite, to: latest) }
+                kept.append(whole)
                 continue
             }
             refusals.documents += 1
@@ -121,7 +133,9 @@ extension BatchAdmission {
                 askAgainFrom[element.site] = element.time
             }
             if !admission.admitted.isEmpty || !admission.admitted.version.isEmpty {
-                kept.append(DocumentDelta(key: delta.key, state: admission.admitted))
+                var admitted = admission.admitted
+                if let ownSite, let seenOfOwn { admitted.version = admitted.version.setting(ownSite, to: min(seenOfOwn, latest)) }
+                kept.append(DocumentDelta(key: delta.key, state: admitted))
             }
         }
         self.batch.documents = kept
@@ -143,7 +157,8 @@ extension BatchAdmission {
 extension SyncSession {
     /// The part of `batch` this store takes (see `BatchAdmission`).
     func admit(_ batch: DeltaBatch) -> BatchAdmission {
-        BatchAdmission(batch, from: peerSite, permissions: permissions, origins: engine.options.origins, latest: store.latestAdmissibleTime)
+        BatchAdmission(batch, from: peerSite, ownSite: store.site, saysWhatItSaw: peerSaysWhatItSaw,
+                       permissions: permissions, origins: engine.options.origins, latest: store.latestAdmissibleTime)
     }
 
     /// Logs what a batch had refused: the first few batches in full, then at most one line a

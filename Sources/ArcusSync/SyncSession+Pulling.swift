@@ -161,7 +161,7 @@ extension SyncSession {
         // Produced before the peer took in this side's latest summary (the batch does not
         // complete its answer), or the summary itself predates an eviction.
         let stale = (unanswered[id] ?? 0) > Int(batch.answers) || (announcedAfter[id] ?? 0) < subscription.evictions
-        let merged = try engine.merge(batch, subscription: id, from: peerKey, stale: stale)
+        let merged = try engine.merge(batch, subscription: id, from: peerKey, stale: stale, sayingWhatItSaw: peerSaysWhatItSaw)
         statistics.documentsReceived += merged.changed
         if !merged.changedDocuments.isEmpty {
             engine.merged(merged.changedDocuments.map { DocumentVersion(key: $0.key, version: $0.state.version) }, apart: self)

@@ -547,6 +547,12 @@ extension SyncSession {
             }
             guard let servable = servable(delta, in: document.key.collection) else { continue }
             delta = servable
+            // The peer's conflict view judges whether these writes had seen its own values: say
+            // what this store had seen of its events (a delta leaves them out, the peer has them),
+            // to a peer that keeps conflicts only (it costs an entry in most documents' versions).
+            if peerSaysWhatItSaw, let peerSite, !subscription.peerLostCommits {
+                delta.version = delta.version.setting(peerSite, to: store.conflictKnowledge(of: document.key, in: document.state, about: peerSite))
+            }
             remember(document.key, has: document.state.version)
             result.append(DocumentDelta(key: document.key, state: delta))
         }

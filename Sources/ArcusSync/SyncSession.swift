@@ -101,6 +101,9 @@ public actor SyncSession {
     var peerReadsCredentials = false
     /// Whether the peer reads push notes (its hello says so): it can be asked to push lazily.
     var peerReadsPushNotes = false
+    /// Whether both hellos list `ConflictKnowledge.capability` (both stores keep conflicts): each
+    /// side then says, in each document it serves, what it had seen of the other's events.
+    var peerSaysWhatItSaw = false
     /// This store's subscriptions the peer was asked to push lazily (read by the engine, from
     /// any thread, to keep one eager path per subscription).
     nonisolated let lazyAsked = Mutex<Set<UInt64>>([])
@@ -264,6 +267,7 @@ public actor SyncSession {
         peerReadsReapedHorizons = hello.capabilities.contains(ReapedHorizon.capability)
         peerReadsCredentials = hello.capabilities.contains(Credentials.capability)
         peerReadsPushNotes = hello.capabilities.contains(PushNote.capability)
+        peerSaysWhatItSaw = hello.capabilities.contains(ConflictKnowledge.capability) && engine.store.conflictsPerField > 0
         if peerReadsCredentials, let announcements = engine.options.origins?.announcements, !announcements.isEmpty {
             send(.credentials(Credentials(items: announcements)))
         }

@@ -1,5 +1,6 @@
 import ArcusAgent
 import ArcusBluetooth
+import ArcusStore
 import ArgumentParser
 import Foundation
 
@@ -52,11 +53,15 @@ struct BenchTrace: AsyncParsableCommand {
         """)
     var credential: TraceBench.Credential = .secret
 
+    @Option(help: "With --exchange protocol, the conflicts each replica keeps per field, as the agent's conflicts_per_field (0 turns the conflict view off).")
+    var conflictsPerField = Store.defaultConflictsPerField
+
     @Flag(help: "Print no progress on standard error.")
     var quiet = false
 
     func validate() throws {
         if secure && exchange != .protocol { throw ValidationError("--secure needs --exchange protocol") }
+        if !(0...64).contains(conflictsPerField) { throw ValidationError("--conflicts-per-field takes 0 to 64, as conflicts_per_field does") }
     }
 
     func run() async throws {
@@ -66,7 +71,8 @@ struct BenchTrace: AsyncParsableCommand {
         }
         let scratch = URL(fileURLWithPath: self.scratch ?? FileManager.default.temporaryDirectory.path)
         let figures = try await TraceBench(
-            trace: trace, storage: store, exchange: exchange, scratch: scratch, secure: secure, credential: credential
+            trace: trace, storage: store, exchange: exchange, scratch: scratch, secure: secure, credential: credential,
+            conflictsPerField: conflictsPerField
         ).run(progress: progress)
         if !quiet { Terminal.clearProgress() }
         print(figures.jsonLine)

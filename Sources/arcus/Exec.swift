@@ -10,6 +10,7 @@ struct Exec: AsyncParsableCommand {
               arcus exec --data ./data "SELECT * FROM cars WHERE color = :c" --args '{"c": "blue"}'
               arcus exec --agent http://127.0.0.1:4747 "SELECT * FROM cars"
               arcus exec --data ./data "SELECT make, COUNT(*) AS n FROM cars GROUP BY make"
+              arcus exec --data ./data "SELECT _id, conflicts(color) FROM cars WHERE length(conflicts(color)) > 0"
               arcus exec --agent http://127.0.0.1:4747 --wait-synced truck-7,truck-9 --timeout 20 \\
                 "UPDATE cars SET color = 'red' WHERE _id = 'a'"
             Statements:
@@ -32,7 +33,11 @@ struct Exec: AsyncParsableCommand {
             Conditions: = != < <= > >=, [NOT] IN [a, b] or [NOT] IN (a, b) or IN :list, [NOT] LIKE, \
             [NOT] BETWEEN … AND …, IS [NOT] NULL, IS [NOT] MISSING, AND, OR, NOT.
             Functions: length, lower, upper, contains, starts_with, ends_with, coalesce, \
-            array_contains, type. Aggregates (in the projection, HAVING and ORDER BY): COUNT(*), \
+            array_contains, type, conflicts. conflicts(path) gives the values of that field that \
+            lost its latest last-writer-wins merge here to a write that had not seen them, as \
+            [{"value": …, "site": "<writer's site>", "written_at": "<ISO 8601>"}] (empty when \
+            none; at most conflicts_per_field, 0 by default: the view is off until it is set); a \
+            later write to the field clears it (Docs/Conflicts.md). Aggregates (in the projection, HAVING and ORDER BY): COUNT(*), \
             COUNT(x) (values neither missing nor null), SUM(x) and AVG(x) (numbers only), MIN(x), \
             MAX(x). Without GROUP BY, aggregates make one row (COUNT 0 and the others null when \
             nothing matches); documents missing a GROUP BY field form one group with those where it \
@@ -49,7 +54,8 @@ struct Exec: AsyncParsableCommand {
             and ble_links (at restart), named as in the configuration file. A change is saved in the \
             data directory and wins over the configuration across restarts; RESET goes back to it. \
             With --data they change what the agent will start with.
-            FROM system:collections, system:indexes, and with --agent system:data_sync_info, \
+            FROM system:collections, system:indexes, system:conflicts (one row per kept loser: \
+            collection, document_id, path, value, site, written_at), and with --agent system:data_sync_info, \
             system:system_info and system:peers: read-only collections of the store's and the \
             agent's state, read with SELECT.
             A write prints its commit id: the position of its last change in the store's change \

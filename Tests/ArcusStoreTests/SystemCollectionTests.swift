@@ -39,8 +39,8 @@ struct SystemCollectionTests {
         ] {
             #expect { try store.execute(statement) } throws: { "\($0)".contains("read-only") }
         }
-        #expect { try store.execute("SELECT * FROM system:nothing") } throws: { "\($0)".contains("system:collections, system:indexes") }
-        #expect { try store.registerObserver("SELECT * FROM system:nothing") { _ in } } throws: { "\($0)".contains("system:collections, system:indexes") }
+        #expect { try store.execute("SELECT * FROM system:nothing") } throws: { "\($0)".contains("system:collections, system:conflicts, system:indexes") }
+        #expect { try store.registerObserver("SELECT * FROM system:nothing") { _ in } } throws: { "\($0)".contains("system:collections, system:conflicts, system:indexes") }
         #expect(try store.execute("SELECT * FROM system:collections").items.isEmpty)
         // A collection merely named system still works.
         _ = try store.execute("INSERT INTO system DOCUMENTS ({'_id': 'ok'})")

@@ -49,8 +49,9 @@ struct Peer {
     let log: LogLines
 
     init(_ name: String, store: Store? = nil, batchSize: Int = 200, clock: HybridLogicalClock.PhysicalClock? = nil,
-         relayedAttachmentBytes: Int64? = nil, lazyPushHold: Duration? = nil) throws {
+         relayedAttachmentBytes: Int64? = nil, lazyPushHold: Duration? = nil, conflictsPerField: Int = Store.defaultConflictsPerField) throws {
         var storeOptions = Store.Options()
+        storeOptions.conflictsPerField = conflictsPerField
         if let clock { storeOptions.physicalClock = clock }
         self.store = try store ?? Store(inMemory: storeOptions)
         log = LogLines()

@@ -109,6 +109,7 @@ public final class Agent: Service, Sendable {
         var storeOptions = Store.Options()
         storeOptions.clockSkewAllowance = configuration.clockSkewAllowance
         storeOptions.synchronous = configuration.durability.synchronous
+        storeOptions.conflictsPerField = configuration.conflictsPerField
         do {
             (store, identity) = try DataDirectoryStore.open(directory, options: storeOptions)
         } catch let error as IdentityError {

@@ -79,6 +79,9 @@ public struct AgentConfiguration: Sendable {
     /// The most `--clock-skew-allowance` takes: past a year it no longer bounds anything a
     /// device could honestly be off by.
     public static let clockSkewAllowanceLimit: Duration = .seconds(366 * 86_400)
+    /// How many concurrent values that lost a last-writer-wins merge the conflict view keeps per
+    /// field (`Store.Options.conflictsPerField`; `conflicts_per_field`, 0 to 64, default 0: off).
+    public var conflictsPerField = Store.defaultConflictsPerField
     /// What an acknowledged write survives (`durability`, `--durability`): by default `full`,
     /// a power cut too.
     public var durability = Durability.full
@@ -142,6 +145,7 @@ public struct AgentConfiguration: Sendable {
         var pending_handshakes_per_source: Int?
         var handshake_deadline_s: Double?
         var clock_skew_allowance: String?
+        var conflicts_per_field: Int?
         var durability: String?
         var log_level: String?
         var admission_allow: [String]?
@@ -155,7 +159,7 @@ public struct AgentConfiguration: Sendable {
         "revocation_file", "ble_emulated", "ble_links", "ble_psm", "ble_adapter", "cloud", "cloud_credentials_file", "cloud_ca_file", "cloud_certificate_file",
         "cloud_key_file", "cloud_store_and_forward", "cloud_stored_max_age_s", "cloud_stored_max_bytes", "role",
         "release_startup_memory", "pending_handshakes", "lazy_push_hold_ms", "tombstone_lifetime_s", "pending_handshakes_per_source", "handshake_deadline_s", "clock_skew_allowance",
-        "durability", "log_level", "admission_allow", "admission_deny", "admission_callback", "admission_callback_timeout_s",
+        "conflicts_per_field", "durability", "log_level", "admission_allow", "admission_deny", "admission_callback", "admission_callback_timeout_s",
     ]
 
     /// The command line's options over the file's (a list given on the command line replaces
@@ -237,6 +241,12 @@ public struct AgentConfiguration: Sendable {
         }
         if let text = clockSkewAllowance ?? file?.clock_skew_allowance {
             configuration.clockSkewAllowance = try Duration(parsing: text, option: "--clock-skew-allowance", limit: clockSkewAllowanceLimit)
+        }
+        if let count = file?.conflicts_per_field {
+            guard (0...64).contains(count) else {
+                throw CommandError("conflicts_per_field must be between 0 (keep none) and 64; got \(count)", exitStatus: 2)
+            }
+            configuration.conflictsPerField = count
         }
         if let text = durability ?? file?.durability {
             configuration.durability = try Durability.parse(text, option: durability != nil ? "--durability" : "durability")

@@ -42,6 +42,7 @@ extension TraceBench {
         let clock = ReplayClock()
         var options = Store.Options()
         options.physicalClock = clock.physical
+        options.conflictsPerField = conflictsPerField
         if secure { (figures.handshakeBytes, figures.syncFrameBytes, figures.credential) = (0, 0, credential.rawValue) }
         let secret = MeshSecret.random().secret
         let authority = MeshAuthority()

@@ -1,5 +1,6 @@
 import ArcusCRDT
 import ArcusCodec
+import ArcusStore
 import Foundation
 
 #if canImport(Glibc)
@@ -106,14 +107,19 @@ public struct TraceBench {
     /// every replica a relay, since every replica passes on what it received — whose receivers
     /// check each writer against its certificate, passed on ahead of its writes.
     public let credential: Credential
+    /// Each replica's `Store.Options.conflictsPerField` (0, the agent's default, keeps none, and
+    /// sync then sends nothing for the conflict view).
+    public let conflictsPerField: Int
 
     public enum Credential: String, Sendable, CaseIterable {
         case secret, certificates
     }
 
     public init(trace: Trace, storage: Storage = .memory, exchange: Exchange = .protocol,
-                scratch: URL = FileManager.default.temporaryDirectory, secure: Bool = false, credential: Credential = .secret) {
+                scratch: URL = FileManager.default.temporaryDirectory, secure: Bool = false, credential: Credential = .secret,
+                conflictsPerField: Int = Store.defaultConflictsPerField) {
         self.secure = secure
+        self.conflictsPerField = conflictsPerField
         self.credential = credential
         self.trace = trace
         self.storage = storage

@@ -37,8 +37,14 @@ import ArcusCRDT
 ///   MISSING becomes NULL.
 public struct DQLEvaluator: Sendable {
     public var arguments: [String: Value]
+    /// The conflict view of the collection the documents come from, for `conflicts(path)`;
+    /// nil where there is none (observers, subscriptions), where the function throws.
+    public var conflicts: ConflictView?
 
-    public init(arguments: [String: Value] = [:]) { self.arguments = arguments }
+    public init(arguments: [String: Value] = [:], conflicts: ConflictView? = nil) {
+        self.arguments = arguments
+        self.conflicts = conflicts
+    }
 
     // MARK: Entry points
 
@@ -173,6 +179,8 @@ public struct DQLEvaluator: Sendable {
         case .call(let function, _, let position) where function.isAggregate:
             // The parser allows aggregates only where `DQLGrouping` replaces them by their values.
             throw DQLError(.invalidStatement, "\(function.rawValue.uppercased()) is an aggregate; it has no value for one document", at: position)
+        case .call(.conflicts, let arguments, let position):
+            return try conflicts(arguments, doc, at: position)
         case .call(let function, let arguments, _):
             return try call(function, arguments, doc)
         case .array(let elements):

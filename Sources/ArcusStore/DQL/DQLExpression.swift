@@ -90,6 +90,9 @@ public enum DQLFunction: String, Sendable, Hashable, CaseIterable {
     case coalesce
     case arrayContains = "array_contains"
     case type
+    /// `conflicts(path)`: the concurrent values that lost the field's latest last-writer-wins
+    /// merge here (the conflict view, `FieldConflicts`); its argument is a field path.
+    case conflicts
     /// Aggregates: over the documents of a group, not one document. `count` with no argument is
     /// `COUNT(*)`.
     case count, sum, avg, min, max
@@ -107,6 +110,7 @@ public enum DQLFunction: String, Sendable, Hashable, CaseIterable {
         case "coalesce": self = .coalesce
         case "array_contains": self = .arrayContains
         case "type", "typeof": self = .type
+        case "conflicts": self = .conflicts
         case "count": self = .count
         case "sum": self = .sum
         case "avg": self = .avg
@@ -119,7 +123,7 @@ public enum DQLFunction: String, Sendable, Hashable, CaseIterable {
     /// How many arguments a call takes: at least `lowerBound`, at most `upperBound`.
     public var arity: ClosedRange<Int> {
         switch self {
-        case .length, .lower, .upper, .type: return 1...1
+        case .length, .lower, .upper, .type, .conflicts: return 1...1
         case .contains, .startsWith, .endsWith, .arrayContains: return 2...2
         case .coalesce: return 1...Int.max
         case .count: return 0...1

@@ -165,11 +165,15 @@ struct DQLGrouping: Sendable {
 /// is one entry per distinct key (at most one per document added) with one fold per aggregate.
 struct DQLGroupTable {
     let grouping: DQLGrouping
-    private let evaluator = DQLEvaluator()
+    /// Evaluates each document's keys and aggregate inputs (with the conflict view, if read).
+    private let evaluator: DQLEvaluator
     private var index: [[UInt8]: Int] = [:]
     private var groups: [(keys: [Value], folds: [Fold])] = []
 
-    init(_ grouping: DQLGrouping) { self.grouping = grouping }
+    init(_ grouping: DQLGrouping, evaluator: DQLEvaluator = DQLEvaluator()) {
+        self.grouping = grouping
+        self.evaluator = evaluator
+    }
 
     /// One aggregate's running state for one group.
     struct Fold {

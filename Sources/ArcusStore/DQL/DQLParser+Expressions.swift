@@ -371,6 +371,11 @@ extension DQLParserState {
             let plural = arity.upperBound == 1 ? "argument" : "arguments"
             throw DQLError(.wrongArity, "\(name) takes \(wanted) \(plural), not \(arguments.count)", at: token.position)
         }
+        if function == .conflicts {
+            guard case .path(let path) = arguments[0].expr, path.fieldPath != nil else {
+                throw DQLError(.invalidArgument, "conflicts takes a field path, such as conflicts(color) or conflicts(owner.name), not \(arguments[0].expr)", at: token.position)
+            }
+        }
         return try node(.call(function, arguments.map(\.expr), position: token.position), arguments, at: token.position)
     }
 

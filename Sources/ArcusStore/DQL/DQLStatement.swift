@@ -64,13 +64,32 @@ public enum DQLStatement: Sendable, Hashable {
 
     /// Every argument the statement uses, in source order (repeats included).
     public var referencedArguments: [DQLArgumentReference] {
-        if case .explain(let inner) = self { return inner.referencedArguments }
-        if case .profile(let select) = self { return DQLStatement.select(select).referencedArguments }
         var found: [DQLArgumentReference] = []
-        func add(_ e: DQLExpression?) { e?.collectArguments(into: &found) }
-        func add(_ c: DQLCount?) {
-            if case .argument(let name, let position)? = c { found.append(DQLArgumentReference(name: name, position: position)) }
-        }
+        forEachPart(expression: { $0.collectArguments(into: &found) }, count: { count in
+            if case .argument(let name, let position) = count { found.append(DQLArgumentReference(name: name, position: position)) }
+        })
+        return found
+    }
+
+    /// Whether the statement reads the conflict view (`conflicts(path)`) anywhere.
+    public var readsConflicts: Bool {
+        var found = false
+        forEachPart(expression: { expression in
+            expression.visit { node in
+                if case .call(.conflicts, _, _) = node { found = true }
+                return !found
+            }
+        }, count: { _ in })
+        return found
+    }
+
+    /// Calls `expression` with each expression of the statement and `count` with each LIMIT
+    /// and OFFSET, in source order (the explained statement's for EXPLAIN and PROFILE).
+    func forEachPart(expression visit: (DQLExpression) -> Void, count: (DQLCount) -> Void) {
+        if case .explain(let inner) = self { return inner.forEachPart(expression: visit, count: count) }
+        if case .profile(let select) = self { return DQLStatement.select(select).forEachPart(expression: visit, count: count) }
+        func add(_ e: DQLExpression?) { if let e { visit(e) } }
+        func add(_ c: DQLCount?) { if let c { count(c) } }
         switch self {
         case .select(let s):
             if case .items(let items) = s.projection { for item in items { add(item.expression) } }
@@ -93,7 +112,6 @@ public enum DQLStatement: Sendable, Hashable {
         case .createIndex, .dropIndex, .explain, .profile, .settings:
             break
         }
-        return found
     }
 
     /// Checks the arguments before anything runs, so a store can refuse the statement without

@@ -11,20 +11,32 @@ struct QueryExecutor {
     let virtualCollections: VirtualCollections?
     /// Set by PROFILE: counts the documents reads yield and match.
     var counters: QueryCounters?
+    /// The conflict view of the statement's collection, loaded when it reads `conflicts(path)`.
+    private var conflicts: ConflictView?
+    /// Whether the store keeps conflicts (`Store.conflictViewReadable`): reading them is an
+    /// error that says how to turn them on, not an empty answer, when it does not.
+    let keepsConflicts: Bool
 
     init(transaction: WriteTransaction) {
         db = transaction.db
         self.transaction = transaction
         indexes = transaction.store.fieldIndexes
         virtualCollections = transaction.store.virtualCollections
+        keepsConflicts = transaction.store.conflictViewReadable
     }
 
-    init(reading db: Database, indexes: [FieldIndex], virtualCollections: VirtualCollections? = nil) {
+    init(reading db: Database, indexes: [FieldIndex], virtualCollections: VirtualCollections? = nil, keepsConflicts: Bool = true) {
         self.db = db
         transaction = nil
         self.indexes = indexes
         self.virtualCollections = virtualCollections
+        self.keepsConflicts = keepsConflicts
     }
+
+    static let conflictViewOff = """
+        the conflict view is off on this store, so it keeps no conflicts to read: set conflicts_per_field (1 to 64, \
+        e.g. 4) in the agent's config file on each device that should see them, and restart it (Docs/Conflicts.md)
+        """
 
     static func parse(_ text: String) throws -> DQLStatement {
         try DQLParser.parse(text)
@@ -34,6 +46,18 @@ struct QueryExecutor {
         try statement.validate(arguments: arguments)
         let bound = try statement.binding(arguments)
         if !bound.isReadOnly, let collection = bound.collection { try VirtualCollections.checkWritable(collection) }
+        var executor = self
+        if bound.readsConflicts || bound.collection == "system:conflicts" {
+            guard keepsConflicts else { throw StoreError.invalidQuery(Self.conflictViewOff) }
+        }
+        if bound.readsConflicts { executor.conflicts = try FieldConflicts.view(of: bound.collection, db) }
+        return try executor.run(bound)
+    }
+
+    /// An evaluator for the statement's documents.
+    var evaluator: DQLEvaluator { DQLEvaluator(conflicts: conflicts) }
+
+    private func run(_ bound: DQLStatement) throws -> QueryResult {
         switch bound {
         case .select(let select):
             return QueryResult(items: try self.select(select))
@@ -85,7 +109,6 @@ struct QueryExecutor {
     func forEachMatching(_ collection: String, _ condition: DQLExpression?, _ body: (Value) throws -> Bool) throws {
         if VirtualCollections.isVirtual(collection) {
             guard let virtualCollections else { throw StoreError.invalidQuery("\(collection) cannot be read here") }
-            let evaluator = DQLEvaluator()
             for row in try virtualCollections.rows(of: collection, db: db, indexes: indexes) {
                 counters?.read += 1
                 guard try evaluator.matches(condition, document: row) else { continue }
@@ -95,7 +118,6 @@ struct QueryExecutor {
             return
         }
         let plan = try QueryPlanner(db: db, indexes: indexes).plan(collection: collection, where: condition)
-        let evaluator = DQLEvaluator()
         let rows = try String.fetchCursor(db.cachedStatement(sql: plan.sql), arguments: plan.arguments)
         while let json = try rows.next() {
             let document = try Value(json: json)
@@ -148,10 +170,10 @@ struct QueryExecutor {
         let offset = try select.offset?.resolve(arguments: [:]) ?? 0
         let limit = try select.limit?.resolve(arguments: [:])
         if let grouping = try DQLGrouping(select) {
-            var table = DQLGroupTable(grouping)
+            var table = DQLGroupTable(grouping, evaluator: evaluator)
             let counting = try QueryPlanner(db: db, indexes: indexes).countingPlan(select, grouping)
             if try !(counting.map { try count($0, into: &table) } ?? false) {
-                table = DQLGroupTable(grouping)
+                table = DQLGroupTable(grouping, evaluator: evaluator)
                 try forEachMatching(select.collection, select.whereClause) { document in
                     try table.add(document)
                     return true
@@ -162,7 +184,6 @@ struct QueryExecutor {
         // Without ORDER BY the scan can stop once it has what LIMIT asks for.
         let stopAfter = select.orderBy.isEmpty ? limit.map { offset + $0 } : nil
         var documents = try matching(select.collection, select.whereClause, limit: stopAfter)
-        let evaluator = DQLEvaluator()
         if !select.orderBy.isEmpty {
             var keyed: [(keys: [Value?], document: Value)] = []
             keyed.reserveCapacity(documents.count)
@@ -207,7 +228,6 @@ struct QueryExecutor {
 
     private func update(_ update: DQLUpdate) throws -> [Value] {
         let transaction = try writing()
-        let evaluator = DQLEvaluator()
         var mutated: [Value] = []
         for document in try matching(update.collection, update.whereClause) {
             guard let id = document[path: ["_id"]] else { continue }
@@ -241,7 +261,6 @@ struct QueryExecutor {
 
     private func updateCounter(_ update: DQLUpdateCounter) throws -> [Value] {
         let transaction = try writing()
-        let evaluator = DQLEvaluator()
         var mutated: [Value] = []
         for document in try matching(update.collection, update.whereClause) {
             guard let id = document[path: ["_id"]] else { continue }

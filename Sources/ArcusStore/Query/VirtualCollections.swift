@@ -3,7 +3,7 @@ import GRDB
 import Synchronization
 
 /// Read-only collections under `system:` whose rows are made when a SELECT reads them: the
-/// store's own (`system:collections`, `system:indexes`) and those a program registers
+/// store's own (`system:collections`, `system:indexes`, `system:conflicts`) and those a program registers
 /// (`Store.registerVirtualCollection`; the agent's `system:data_sync_info`, `system:system_info`,
 /// `system:peers`). A SELECT filters, projects, orders and limits them like any collection;
 /// nothing writes them.
@@ -20,7 +20,7 @@ final class VirtualCollections: Sendable {
 
     /// Every name a SELECT can read.
     func names() -> [String] {
-        (["system:collections", "system:indexes"] + registered.withLock { Array($0.keys) }).sorted()
+        (["system:collections", "system:conflicts", "system:indexes"] + registered.withLock { Array($0.keys) }).sorted()
     }
 
     /// The rows of `collection`, read through `db` for the store's own.
@@ -38,6 +38,8 @@ final class VirtualCollections: Sendable {
                     "indexes": .array(indexes.filter { $0.collection == name }.map { .string($0.name) }),
                 ])
             }
+        case "system:conflicts":
+            return try FieldConflicts.systemRows(db)
         case "system:indexes":
             return indexes.sorted { $0.name < $1.name }.map { index in
                 .object(["_id": .string(index.name), "collection": .string(index.collection), "fields": .array(index.paths.map { .string($0.description) })])

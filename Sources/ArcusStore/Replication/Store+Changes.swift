@@ -20,9 +20,16 @@ extension Store {
     ///
     /// When the set is complete, its batch also `covers` the store's version vector, so the peer
     /// learns it has seen everything this store has.
-    public func changes(after position: Int64, since known: VersionVector, limit: Int = 1000) throws -> ChangeSet {
+    ///
+    /// With `peer` (the receiver's site), each document says what this store had seen of the
+    /// peer's own events as `conflictKnowledge` does, for the peer's conflict view.
+    public func changes(after position: Int64, since known: VersionVector, limit: Int = 1000, to peer: SiteID? = nil) throws -> ChangeSet {
         let changed = try changedDocuments(after: position, limit: limit)
-        var documents = changed.documents.map { DocumentDelta(key: $0.key, state: $0.state) }
+        var documents = changed.documents.map { document in
+            var state = document.state
+            if let peer { state.version = state.version.setting(peer, to: conflictKnowledge(of: document.key, in: state, about: peer)) }
+            return DocumentDelta(key: document.key, state: state)
+        }
         documents.sort { $0.key < $1.key }
         return ChangeSet(batch: DeltaBatch(documents: documents, covers: changed.isComplete ? changed.version : nil,
                                            position: UInt64(changed.position), since: known),
@@ -33,11 +40,11 @@ extension Store {
     /// documents like local writes. A batch that `covers` a version vector (the last one of a
     /// whole-store exchange) raises this store's vector to it — except for sites with events
     /// stamped beyond `latestAdmissibleTime`, which are refused (see `WriteTransaction.merge`).
-    /// Returns what changed.
+    /// Returns what changed. `sayingWhatItSaw`: as `WriteTransaction.merge`.
     @discardableResult
-    public func merge(_ batch: DeltaBatch) throws -> [WriteTransaction.Result] {
+    public func merge(_ batch: DeltaBatch, sayingWhatItSaw: Bool = false) throws -> [WriteTransaction.Result] {
         try write { tx in
-            for delta in batch.documents { try tx.merge(delta) }
+            for delta in batch.documents { try tx.merge(delta, sayingWhatItSaw: sayingWhatItSaw) }
             if let covers = batch.covers { tx.observe(covers) }
         }
     }
@@ -57,8 +64,13 @@ extension WriteTransaction {
     /// site up to here", and one document of a batch proves nothing about the others. Only a
     /// complete batch's `covers` (and local writes) advance it, so an exchange cut short leaves
     /// the vector behind what the store holds — the safe side, costing a resend at most.
+    ///
+    /// `sayingWhatItSaw`: whether the delta's version says, in this store's own entry, what its
+    /// sender had seen of this store's events (`Store.conflictKnowledge`, from a peer whose hello
+    /// lists the capability). When it does not, the conflict view takes the sender to have seen
+    /// them all: it misses what it cannot know rather than invent conflicts.
     @discardableResult
-    public func merge(_ delta: DocumentDelta) throws -> Bool {
+    public func merge(_ delta: DocumentDelta, sayingWhatItSaw: Bool = false) throws -> Bool {
         try DocumentValidation.check(delta: delta.state, key: delta.key)
         let latest = latestAdmissibleTime
         var incoming = delta.state
@@ -77,11 +89,25 @@ extension WriteTransaction {
         // Nothing left to merge into nothing: no row for a reaped document's old copy.
         guard !incoming.isEmpty || !state.isEmpty else { return false }
         let before = state
+        // What the sender had seen, for the conflict view. Its entry for this store's own events
+        // says what the sender had seen of them (`Store.conflictKnowledge`), more or less than
+        // is here: the state claims exactly the own events it holds.
+        let seen = incoming.version
+        let site = store.site
+        if seen[site] != nil {
+            incoming.version = incoming.version.setting(site, to: [before.version[site], incoming.eventVersion[site]].compactMap { $0 }.max())
+        }
         let wasLive = state.isLive, hadAttachments = !state.attachments.isEmpty
         state.join(incoming)
         guard state != before else { return false }
         store.observe(incoming.eventVersion.maxTime, through: latest)
         try save(row, state: state, delta: incoming, wasLive: wasLive, hadAttachments: hadAttachments, local: false)
+        // Judged only where something can come of it: a store that keeps conflicts, or a
+        // document with kept ones that this merge may supersede.
+        if store.conflictsPerField > 0 || !keptLosers(delta.key).isEmpty {
+            try recordConflicts(FieldConflicts.judge(before: before, incoming: incoming, seen: seen, seenInFull: sayingWhatItSaw ? nil : site),
+                                of: delta.key, seen: seen)
+        }
         return true
     }
 

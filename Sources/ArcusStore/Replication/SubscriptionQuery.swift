@@ -42,6 +42,9 @@ public struct SubscriptionQuery: Sendable, Hashable, CustomStringConvertible {
         guard select.orderBy.isEmpty, select.limit == nil, select.offset == nil else {
             throw StoreError.invalidQuery("a subscription cannot use ORDER BY, LIMIT or OFFSET: it syncs every matching document")
         }
+        guard !DQLStatement.select(select).readsConflicts else {
+            throw StoreError.invalidQuery("a subscription cannot use conflicts(): each device keeps its own conflict view, and peers match documents by their fields")
+        }
         self.init(text: text, arguments: arguments, collection: select.collection,
                   condition: try select.whereClause?.binding(arguments))
     }

@@ -14,7 +14,8 @@ extension Store {
         if statement.isReadOnly {
             let indexes = fieldIndexes
             return try read { db in
-                try QueryExecutor(reading: db, indexes: indexes, virtualCollections: virtualCollections).execute(statement, arguments: arguments)
+                try QueryExecutor(reading: db, indexes: indexes, virtualCollections: virtualCollections, keepsConflicts: conflictViewReadable)
+                    .execute(statement, arguments: arguments)
             }
         }
         var result = QueryResult()
@@ -50,13 +51,16 @@ extension Store {
         if VirtualCollections.isVirtual(select.collection) {
             return try virtualObservers.register(select, read: { [weak self] select in try self?.readVirtual(select) }, deliver: handler)
         }
+        if statement.readsConflicts {
+            throw StoreError.invalidQuery("conflicts() cannot be observed yet: the conflict view is not change-tracked; read it with SELECT again instead")
+        }
         return try observe(select, handler: handler)
     }
 
     /// The result of a SELECT of a `system:` collection, for its observers.
     private func readVirtual(_ select: DQLSelect) throws -> [Value] {
         let indexes = fieldIndexes
-        return try read { db in try QueryExecutor(reading: db, indexes: indexes, virtualCollections: virtualCollections).select(select) }
+        return try read { db in try QueryExecutor(reading: db, indexes: indexes, virtualCollections: virtualCollections, keepsConflicts: conflictViewReadable).select(select) }
     }
 
     /// Says that what a registered `system:` collection's rows are made of may have changed,

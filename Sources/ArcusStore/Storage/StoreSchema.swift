@@ -102,9 +102,8 @@ enum StoreSchema {
         migrator.registerMigration("v5") { db in
             try db.execute(sql: "CREATE TABLE former_site (site INTEGER PRIMARY KEY)")
         }
-        // The conflict view's table (values that lost a last-writer-wins resolution to a write
-        // that had not seen them). The view was taken out again (it slowed every sync exchange;
-        // issue 21), the table stays so that stores made meanwhile keep their schema order.
+        // The conflict view (`FieldConflicts`): values that lost a last-writer-wins resolution to
+        // a write that had not seen them.
         migrator.registerMigration("v6") { db in
             try db.execute(sql: """
                 CREATE TABLE field_conflict (

@@ -52,6 +52,9 @@ public final class WriteTransaction {
     /// How many merged documents had events refused for their time.
     public internal(set) var documentsRefusedForTime = 0
 
+    /// The documents whose kept conflicts this transaction changed, with what each keeps now.
+    private var conflictsChanged: [DocumentKey: [FieldConflicts.KeptLoser]] = [:]
+
     /// The statements every document write runs, prepared once per transaction.
     private var loadStatement: RawStatement?
     private var storeStatement: RawStatement?
@@ -98,6 +101,10 @@ public final class WriteTransaction {
         guard let dropped = try load(row) else { return false }
         try db.execute(sql: "DELETE FROM document WHERE collection = ? AND id = ?", arguments: [key.collection, row.id])
         try AttachmentReferences.clear(db, key)
+        if !keptLosers(key).isEmpty {
+            try FieldConflicts.clearDocument(key, db)
+            conflictsChanged[key] = []
+        }
         let sequence = store.nextSequence()
         evicted = true
         changes.append(DocumentChange(key: key, delta: nil, state: nil, sequence: sequence, evicted: dropped))
@@ -140,9 +147,30 @@ public final class WriteTransaction {
         store.stateCache.insert(state, of: row.key, at: sequence, storedBytes: stored)
         try AttachmentReferences.update(db, row, state: state, hadAttachments: hadAttachments)
         changes.append(DocumentChange(key: row.key, delta: delta, state: state, sequence: sequence, withheld: withheld))
-        if local { delta.forEachEvent { versionAdded.observe($0) } }
+        if local {
+            delta.forEachEvent { versionAdded.observe($0) }
+            // A local write has seen every value here: the fields it wrote have no conflicts left.
+            let kept = keptLosers(row.key)
+            if !kept.isEmpty {
+                let left = try FieldConflicts.clear(delta.writtenFieldPaths, from: kept, of: row.key, db)
+                if left != kept { conflictsChanged[row.key] = left }
+            }
+        }
         let kind: Result.Kind = json == nil ? .removed : (wasLive ? .updated : .inserted)
         results.append(Result(kind: kind, collection: row.key.collection, id: row.key.id))
+    }
+
+    /// Keeps what a merge into `key` resolved concurrently (see `FieldConflicts`).
+    func recordConflicts(_ judgement: FieldConflicts.Judgement, of key: DocumentKey, seen: VersionVector) throws {
+        guard !judgement.isEmpty else { return }
+        let kept = keptLosers(key)
+        let now = try FieldConflicts.apply(judgement, to: kept, of: key, seen: seen, bound: store.conflictsPerField, db)
+        if now != kept { conflictsChanged[key] = now }
+    }
+
+    /// The kept losers of `key`'s document, as this transaction left them so far.
+    func keptLosers(_ key: DocumentKey) -> [FieldConflicts.KeptLoser] {
+        conflictsChanged[key] ?? store.conflictIndex.losers(of: key)
     }
 
     /// Before commit: checkpoints the version vector when it must (see `SiteVersions`), and
@@ -150,6 +178,10 @@ public final class WriteTransaction {
     /// on the writer, so in commit order.
     func finish() throws {
         if !changes.isEmpty { try store.hooks.run(self, changes) }
+        if !conflictsChanged.isEmpty {
+            let index = store.conflictIndex, changed = conflictsChanged
+            db.afterNextTransaction(onCommit: { _ in for (key, losers) in changed { index.set(losers, of: key) } })
+        }
         try store.persistWallClockMarkIfDue(db)
         let site = store.site
         let merged = versionAdded.elements.contains { $0.site != site }

@@ -1,0 +1,67 @@
+import ArcusCRDT
+import ArcusStore
+import Foundation
+import Testing
+
+/// The conflict view through the agent's HTTP API (POST /v1/execute): `conflicts(path)` and
+/// `system:conflicts`, with a mistake in the call answered 400.
+@Suite("arcus agent: the conflict view over the HTTP API")
+struct AgentConflictViewTests {
+    let data = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-agent-conflicts-\(UUID().uuidString)").path
+
+    @Test("with conflicts_per_field set, conflicts(path) and system:conflicts show a kept loser; conflicts(1) is a 400 that says what to write; without it, reading them is a 400 that says how to turn the view on")
+    func conflictViewOverHTTP() async throws {
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        // The data directory's store merged a concurrent write before the agent started: red
+        // (another device, written first) lost to blue.
+        var keeping = Store.Options()
+        keeping.conflictsPerField = 4
+        let other = try Store(inMemory: keeping)
+        _ = try other.execute("INSERT INTO cars DOCUMENTS ({'_id': 'a', 'color': 'red'})")
+        try await Task.sleep(for: .milliseconds(5))
+        do {
+            let store = try Store(directory: URL(fileURLWithPath: data), options: keeping)
+            _ = try store.execute("INSERT INTO cars DOCUMENTS ({'_id': 'a', 'color': 'blue'})")
+            try store.merge(other.changes(after: 0, since: .empty, to: store.site).batch, sayingWhatItSaw: true)
+        }
+        // The default keeps none: reading them, where none were kept, says how to keep them.
+        do {
+            let empty = data + "-off"
+            defer { try? FileManager.default.removeItem(atPath: empty) }
+            let off = try await RunningAgent.launch(data: empty)
+            let answer = try await off.execute("SELECT conflicts(color) FROM cars")
+            #expect(answer.status == 400 && answer.body.contains("set conflicts_per_field"), "\(answer.body)")
+            #expect(await off.halt() == 0)
+        }
+        let config = data + "-config.json"
+        try Data(#"{"conflicts_per_field": 4}"#.utf8).write(to: URL(fileURLWithPath: config))
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        let agent = try await RunningAgent.launch(data: data, ["--config", config])
+        defer { agent.stop() }
+
+        let viewed = try await agent.execute("SELECT _id, color, conflicts(color) AS lost FROM cars WHERE length(conflicts(color)) > 0")
+        #expect(viewed.status == 200, "\(viewed.body)")
+        let row = try #require(viewed.json?[path: ["items"]].flatMap { if case .array(let items) = $0 { items.first } else { nil } }, "\(viewed.body)")
+        #expect(row[path: ["color"]] == "blue")
+        guard case .array(let lost)? = row[path: ["lost"]], let loser = lost.first else {
+            Issue.record("no loser in \(viewed.body)")
+            return
+        }
+        #expect(lost.count == 1)
+        #expect(loser[path: ["value"]] == "red")
+        #expect(loser[path: ["site"]] == .string(other.site.description))
+        #expect(loser[path: ["written_at"]]?.stringValue?.hasSuffix("Z") == true)
+
+        let rows = try await agent.execute("SELECT document_id, path, value FROM system:conflicts WHERE collection = 'cars'")
+        #expect(rows.json?[path: ["items"]] == [["document_id": "a", "path": "color", "value": "red"]], "\(rows.body)")
+
+        let refused = try await agent.execute("SELECT conflicts(1) FROM cars")
+        #expect(refused.status == 400, "\(refused.body)")
+        #expect(refused.body.contains("conflicts takes a field path"), "\(refused.body)")
+
+        // A write through the agent clears it.
+        _ = try await agent.execute("UPDATE cars SET color = 'green' WHERE _id = 'a'")
+        let cleared = try await agent.execute("SELECT * FROM system:conflicts")
+        #expect(cleared.json?[path: ["items"]] == [], "\(cleared.body)")
+    }
+}
