@@ -64,4 +64,50 @@ struct AgentConflictViewTests {
         let cleared = try await agent.execute("SELECT * FROM system:conflicts")
         #expect(cleared.json?[path: ["items"]] == [], "\(cleared.body)")
     }
+
+    static func lost(_ agent: RunningAgent) async throws -> [Value] {
+        let rows = try await agent.execute("SELECT conflicts(color) AS lost FROM cars WHERE _id = 'c1'").json?[path: ["items"]]
+        guard case .array(let items)? = rows, case .array(let lost)? = items.first?[path: ["lost"]] else { return [] }
+        return lost
+    }
+
+    @Test("two agents over LAN, both keeping conflicts: b, offline, overwrites the value a wrote meanwhile; once they meet, a shows its lost value with its site, and b's next write, made after seeing it, clears it on a")
+    func concurrentWritesBetweenAgents() async throws {
+        let scratch = try MeshScratch("conflicts")
+        defer { scratch.remove() }
+        let config = scratch.directory.appendingPathComponent("conflicts.json")
+        let secret = scratch.directory.appendingPathComponent("secret").path
+        try Data(#"{"mesh_secret_file": "\#(secret)", "conflicts_per_field": 4}"#.utf8).write(to: config)
+        let port = try freePort()
+        let lan = ["--config", config.path, "--transports", "lan", "--subscribe", "SELECT * FROM cars"]
+        let (aData, bData) = (scratch.data("a"), scratch.data("b"))
+        let a = try await RunningAgent.launch(data: aData, lan + ["--listen", "127.0.0.1:\(port)"])
+        defer { _ = a.stop() }
+        var b = try await RunningAgent.launch(data: bData, lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"])
+        _ = try await a.execute("INSERT INTO cars DOCUMENTS ({'_id': 'c1', 'color': 'white'})")
+        #expect(try await b.wait(until: "SELECT * FROM cars", contains: "white").found, "\(b.log)")
+        #expect(await b.halt() == 0)
+
+        // Apart: a writes red, then b, offline, blue (later, so blue wins), neither seeing the other.
+        _ = try await a.execute("UPDATE cars SET color = 'red' WHERE _id = 'c1'")
+        try await Task.sleep(for: .milliseconds(20))
+        let offline = try await ArcusProcess.runOffPool(["exec", "--data", bData, "UPDATE cars SET color = 'blue' WHERE _id = 'c1'"])
+        #expect(offline.status == 0, "\(offline.standardError)")
+
+        b = try await RunningAgent.launch(data: bData, lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"])
+        defer { _ = b.stop() }
+        #expect(try await a.wait(until: "SELECT color FROM cars", contains: "blue").found, "\(a.log)")
+        let shown = await eventuallyAsync { ((try? await Self.lost(a)) ?? []).count == 1 }
+        let lost = try await Self.lost(a)
+        #expect(shown, "\(lost)")
+        #expect(lost.first?[path: ["value"]] == "red")
+        #expect(lost.first?[path: ["site"]] == .string(String(a.peer.prefix(16))), "\(lost) a=\(a.peer)")
+
+        // b writes again, having seen everything: a's kept value goes when that write arrives.
+        _ = try await b.execute("UPDATE cars SET color = 'green' WHERE _id = 'c1'")
+        #expect(try await a.wait(until: "SELECT color FROM cars", contains: "green").found)
+        let cleared = await eventuallyAsync { ((try? await Self.lost(a)) ?? [1]).isEmpty }
+        let left = try await Self.lost(a)
+        #expect(cleared, "\(left)")
+    }
 }
