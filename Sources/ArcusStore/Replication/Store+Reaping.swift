@@ -42,21 +42,34 @@ extension Store {
         return horizons
     }
 
+    /// How many tombstones one reaping transaction considers: the writer is held for a batch,
+    /// not for the whole scan (a delete-heavy store holds hundreds of thousands).
+    static let reapBatch = 500
+
     /// Deletes the tombstones (documents removed, not live) of `collections` whose latest event
     /// is older than `cutoff` and whose version `known` covers, raising each collection's
-    /// reaped horizon by their versions, in one transaction. `withheld` documents (fetched back
-    /// after an eviction) are left. Returns how many were reaped per collection.
+    /// reaped horizon by their versions. `withheld` documents (fetched back after an eviction)
+    /// are left. Returns how many were reaped per collection.
+    ///
+    /// Tombstones are read a batch at a time outside the writer, then deleted in a transaction
+    /// of their own with the horizon they raise; one written meanwhile (its row moved to a later
+    /// change-log position) is left for the next pass.
     @discardableResult
     public func reapTombstones(
         olderThan cutoff: Timestamp, known: (String) -> VersionVector?, withheld: Set<DocumentKey> = []
     ) throws -> [String: Int] {
         var reaped: [String: Int] = [:]
-        var raised: [String: VersionVector] = [:]
-        try write { tx in
-            let rows = try Row.fetchCursor(tx.db, sql: "SELECT seq, collection, id, state, json FROM document WHERE json IS NULL")
-            var doomed: [Int64] = []
-            var knownByCollection: [String: VersionVector?] = [:]
-            while let row = try rows.next() {
+        var knownByCollection: [String: VersionVector?] = [:]
+        var after: Int64 = 0
+        while true {
+            let page = try read { db in
+                try Row.fetchAll(db, sql: "SELECT seq, collection, id, state, json FROM document WHERE json IS NULL AND seq > ? ORDER BY seq LIMIT ?",
+                                 arguments: [after, Self.reapBatch])
+            }
+            guard let last = page.last else { break }
+            after = last[0]
+            var doomed: [(seq: Int64, key: DocumentKey, version: VersionVector)] = []
+            for row in page {
                 let collection: String = row[1]
                 let known = knownByCollection[collection] ?? {
                     let found = known(collection)
@@ -68,16 +81,24 @@ extension Store {
                 guard !withheld.contains(key), !isWithheld(key) else { continue }
                 let state = try DocumentRows.decode(row[3], json: row[4], key, site: site)
                 guard !state.isLive, state.version.maxTime < cutoff, state.version.isCovered(by: known) else { continue }
-                doomed.append(row[0])
-                raised[collection, default: reapedHorizon(of: collection)].formUnion(state.version)
-                reaped[collection, default: 0] += 1
+                doomed.append((row[0], key, state.version))
             }
-            for seq in doomed { try tx.db.execute(sql: "DELETE FROM document WHERE seq = ?", arguments: [seq]) }
-            for (collection, horizon) in raised {
-                try tx.setSyncRecord(Self.reapedHorizonPrefix + collection, ReapedHorizonRecord.encode(horizon))
+            guard !doomed.isEmpty else { continue }
+            try write { tx in
+                var raised: [String: VersionVector] = [:]
+                for candidate in doomed where !isWithheld(candidate.key) {
+                    try tx.db.cachedStatement(sql: "DELETE FROM document WHERE seq = ? AND json IS NULL").execute(arguments: [candidate.seq])
+                    guard tx.db.changesCount == 1 else { continue }
+                    let collection = candidate.key.collection
+                    raised[collection, default: reapedHorizon(of: collection)].formUnion(candidate.version)
+                    reaped[collection, default: 0] += 1
+                }
+                for (collection, horizon) in raised {
+                    try tx.setSyncRecord(Self.reapedHorizonPrefix + collection, ReapedHorizonRecord.encode(horizon))
+                }
+                let committed = raised
+                tx.db.afterNextTransaction(onCommit: { [self] _ in reapedHorizonCache.withLock { $0.merge(committed) { _, new in new } } })
             }
-            let committed = raised
-            tx.db.afterNextTransaction(onCommit: { [self] _ in reapedHorizonCache.withLock { $0.merge(committed) { _, new in new } } })
         }
         return reaped
     }
