@@ -19,7 +19,11 @@ swift build --build-tests
 echo "== testing the CRDTs, the codec and the store"
 swift test --skip-build --filter "ArcusCRDTTests|ArcusCodecTests|ArcusStoreTests"
 echo "== testing sync and the agent"
-swift test --skip-build --filter "ArcusSyncTests|ArcusAgentTests" --skip "MeshDemoTests|AgentAvahiTests|AgentCloudTests|CloudBenchTests"
+swift test --skip-build --filter "ArcusSyncTests|ArcusAgentTests" --skip "MeshDemoTests|AgentAvahiTests|AgentCloudTests|CloudBenchTests|AgentTombstoneTests"
+# Three agent processes started and stopped one after another: beside the phase above it added
+# to the load under which that phase's patient tests ran out of patience (CI, 2026-11-28 and -29).
+echo "== testing reaped tombstones between agent processes"
+swift test --skip-build --filter "AgentTombstoneTests"
 echo "== testing links: the emulation, the message channel, the secure link, LAN TCP, Bluetooth (emulated radio)"
 swift test --skip-build --filter "ArcusMeshTests|ArcusLANTests|ArcusBluetoothTests" --skip "ArcusMeshTests\.(Session|SimultaneousDial|Presence)|ArcusLANTests\.Avahi"
 echo "== testing sessions over links: failover (and its demo), dials, presence"
