@@ -66,6 +66,9 @@ public enum AgentHTTPAPI {
         add(.status, to: router) { _, _ in
             JSONResponse.make(await StatusDocument(agent: agent, startedAt: startedAt).json().jsonString)
         }
+        add(.openapi, to: router) { _, _ in
+            JSONResponse.make(AgentOpenAPI.json)
+        }
         add(.execute, to: router) { request, _ in
             let body = try await jsonObject(request)
             let statement = try string(body, "statement")

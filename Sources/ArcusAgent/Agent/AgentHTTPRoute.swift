@@ -26,6 +26,8 @@ public struct AgentHTTPRoute: Sendable, Hashable, CustomStringConvertible {
 
     static let page = AgentHTTPRoute("GET", "/", .page)
     static let status = AgentHTTPRoute("GET", "/v1/status", .data)
+    /// The API described in OpenAPI 3.1 (`AgentOpenAPI`), which lists every route here.
+    static let openapi = AgentHTTPRoute("GET", "/v1/openapi.json", .data)
     static let execute = AgentHTTPRoute("POST", "/v1/execute", .data)
     static let observe = AgentHTTPRoute("GET", "/v1/observe", .data)
     static let subscriptions = AgentHTTPRoute("GET", "/v1/subscriptions", .data)
@@ -45,7 +47,7 @@ extension AgentHTTPAPI {
     /// Every route of the API.
     public static let routes: [AgentHTTPRoute] = [
         .page, .status, .execute, .observe, .subscriptions, .subscribe, .unsubscribe, .peers, .metrics, .upload, .fetches, .download,
-        .revocations,
+        .revocations, .openapi,
     ]
 
     /// Whether `method path` is a route served without the token.
