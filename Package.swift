@@ -92,7 +92,7 @@ let package = Package(
             name: "ArcusCloud", dependencies: ["ArcusMesh", "CNATS", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: optimized
         ),
-        // Composition of every part: the agent process and its HTTP API, the demo, the benchmark runners.
+        // Composition of every part: the agent, its HTTP API, its configuration, the CLI's client.
         .target(
             name: "ArcusAgent",
             dependencies: [
@@ -110,10 +110,32 @@ let package = Package(
             ],
             swiftSettings: optimized
         ),
+        // The benchmark runners (`arcus bench`) and the field recorder (`arcus field-test`): tools
+        // the `arcus` executable links, never part of an app's library.
+        .target(
+            name: "ArcusBench",
+            dependencies: [
+                "ArcusAgent", "ArcusCRDT", "ArcusCodec", "ArcusStore", "ArcusSync", "ArcusMesh", "ArcusLoopback", "ArcusLAN", "ArcusBluetooth", "ArcusCloud",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: optimized
+        ),
+        // The demos (`arcus demo`): meshes on one machine, failover, presence, an attachment's trip.
+        .target(
+            name: "ArcusDemo",
+            dependencies: [
+                "ArcusAgent", "ArcusBench", "ArcusCRDT", "ArcusCodec", "ArcusStore", "ArcusSync", "ArcusMesh", "ArcusLoopback", "ArcusBluetooth",
+            ],
+            swiftSettings: optimized
+        ),
         .executableTarget(
             name: "arcus",
             dependencies: [
-                "ArcusAgent",
+                "ArcusAgent", "ArcusBench", "ArcusDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -167,12 +189,13 @@ let package = Package(
         ),
         .testTarget(
             name: "ArcusSyncTests",
-            dependencies: ["ArcusSync", "ArcusStore", "ArcusCRDT", "ArcusCodec", "ArcusMesh", "ArcusLoopback", "ArcusAgent", "ArcusTestSupport"]
+            dependencies: ["ArcusSync", "ArcusStore", "ArcusCRDT", "ArcusCodec", "ArcusMesh", "ArcusLoopback", "ArcusAgent", "ArcusBench", "ArcusDemo", "ArcusTestSupport"]
         ),
         .testTarget(
             name: "ArcusAgentTests",
             dependencies: [
-                "ArcusAgent", "ArcusCodec", "ArcusCRDT", "ArcusStore", "ArcusSync", "ArcusLoopback", "ArcusMesh", "ArcusTestSupport", "ArcusBluetooth", "ArcusCloud",
+                "ArcusAgent", "ArcusBench", "ArcusDemo", "ArcusCodec", "ArcusCRDT", "ArcusStore", "ArcusSync", "ArcusLoopback", "ArcusMesh", "ArcusTestSupport",
+                "ArcusBluetooth", "ArcusCloud",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 // The hostile page's own server, in the browser attack tests.
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -1,4 +1,5 @@
 import ArcusAgent
+import ArcusDemo
 import ArgumentParser
 import Foundation
 

@@ -8,6 +8,7 @@ import ArcusSync
 import Foundation
 import Testing
 @testable import ArcusAgent
+@testable import ArcusDemo
 
 /// Sync over authenticated, encrypted links: `SecureConnector` runs the mesh handshake on each
 /// link, then a sync session with the peer's permissions, held to the site id bound to it.

@@ -1,4 +1,5 @@
 import ArcusAgent
+import ArcusBench
 import ArcusCRDT
 import Foundation
 import Testing

@@ -1,4 +1,5 @@
 @testable import ArcusAgent
+@testable import ArcusBench
 import Foundation
 import Testing
 

@@ -1,6 +1,7 @@
 import ArcusTestSupport
 import Testing
 @testable import ArcusAgent
+@testable import ArcusDemo
 
 /// `arcus demo --scenario failover`, briefly: the fast link is cut and comes back while both
 /// peers send; nothing may be lost or repeated, and traffic must move. Its speed is the demo's

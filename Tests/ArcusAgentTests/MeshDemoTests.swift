@@ -4,6 +4,7 @@ import ArcusTestSupport
 import Foundation
 import Testing
 @testable import ArcusAgent
+@testable import ArcusDemo
 
 /// The loopback mesh as `arcus demo` runs it: every peer writes while the mesh syncs, then the
 /// demo checks that every peer holds the same data and that nothing written was lost,

@@ -1,6 +1,7 @@
 import ArcusTestSupport
 import Testing
 @testable import ArcusAgent
+@testable import ArcusDemo
 
 /// `arcus demo --scenario presence`, briefly: presence reports must give every peer of a chain
 /// the whole chain with correct routes, and the cut must reach peer 0's graph. How fast is the

@@ -3,6 +3,7 @@ import ArcusTestSupport
 import Foundation
 import Testing
 @testable import ArcusAgent
+@testable import ArcusBench
 
 @Suite("Trace replay")
 struct TraceBenchTests {

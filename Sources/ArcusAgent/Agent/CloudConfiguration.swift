@@ -19,7 +19,7 @@ public struct CloudConfiguration: Sendable {
     public init() {}
 
     /// Checks the URLs' form, so that a typo is an error at start and not a silent retry loop.
-    static func parse(_ texts: [String], option: String) throws(CommandError) -> [String] {
+    package static func parse(_ texts: [String], option: String) throws(CommandError) -> [String] {
         for text in texts {
             guard let url = URL(string: text), let scheme = url.scheme, ["nats", "tls"].contains(scheme.lowercased()),
                   let host = url.host, !host.isEmpty, url.port != nil

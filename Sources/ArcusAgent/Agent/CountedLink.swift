@@ -6,14 +6,14 @@ import Metrics
 ///
 /// `incoming` pulls from the wrapped link's stream one message at a time, so the wrapped link's
 /// flow control is kept: nothing is read ahead of the consumer.
-final class CountedLink: Link {
+package final class CountedLink: Link {
     private let link: any Link
     private let sent: @Sendable (Int) -> Void
-    let incoming: AsyncStream<[UInt8]>
+    package let incoming: AsyncStream<[UInt8]>
 
     /// Counts each message's bytes with `sent` once the link has taken it, and with `received`
     /// as the consumer takes it.
-    init(_ link: any Link, sent: @escaping @Sendable (Int) -> Void, received: @escaping @Sendable (Int) -> Void) {
+    package init(_ link: any Link, sent: @escaping @Sendable (Int) -> Void, received: @escaping @Sendable (Int) -> Void) {
         self.link = link
         self.sent = sent
         let source = IncomingMessages(link.incoming)
@@ -28,17 +28,17 @@ final class CountedLink: Link {
         self.init(link, sent: { sent.increment(by: $0) }, received: { received.increment(by: $0) })
     }
 
-    var kind: LinkKind { link.kind }
-    var mtu: Int { link.mtu }
-    var description: String { link.description }
-    var metrics: LinkMetrics { link.metrics }
+    package var kind: LinkKind { link.kind }
+    package var mtu: Int { link.mtu }
+    package var description: String { link.description }
+    package var metrics: LinkMetrics { link.metrics }
 
-    func send(_ message: [UInt8]) async throws {
+    package func send(_ message: [UInt8]) async throws {
         try await link.send(message)
         sent(message.count)
     }
 
-    func close() { link.close() }
+    package func close() { link.close() }
 }
 
 /// The wrapped link's iterator. `Link.incoming` has one consumer, and `AsyncStream(unfolding:)`

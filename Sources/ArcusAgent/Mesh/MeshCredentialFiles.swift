@@ -5,9 +5,9 @@ import Foundation
 /// or the certificate in `certificate_file` with the authority's public key in `authority_file`.
 /// Every way these can be wrong is a `CommandError` (exit status 2) that says what to do; the
 /// agent and `arcus doctor` load it the same way.
-enum MeshCredentialFiles {
+package enum MeshCredentialFiles {
     /// nil when the configuration names no credential (the agent then refuses every link).
-    static func load(_ configuration: AgentConfiguration, for identity: PeerIdentity, now: Date = Date()) throws(CommandError) -> MeshCredential? {
+    package static func load(_ configuration: AgentConfiguration, for identity: PeerIdentity, now: Date = Date()) throws(CommandError) -> MeshCredential? {
         switch (configuration.meshSecretFile, configuration.certificateFile, configuration.authorityFile) {
         case (nil, nil, nil):
             return nil
@@ -26,7 +26,7 @@ enum MeshCredentialFiles {
 
     /// The secret in the file at `path`: owner-only, and strong enough (`MeshSecret`), or a
     /// `CommandError` that says how to make one (`arcus mesh secret`).
-    static func sharedSecret(_ path: String) throws(CommandError) -> MeshSecret {
+    package static func sharedSecret(_ path: String) throws(CommandError) -> MeshSecret {
         do {
             guard let bytes = try SecretFile.read(at: path, maximumBytes: MeshSecret.maximumBytes) else {
                 throw CommandError("the mesh secret file \(path) does not exist; make one with `arcus mesh secret \(path)`", exitStatus: 2)

@@ -20,8 +20,8 @@ extension SiteID {
 /// The store of a data directory, opened under the site its identity names (made, with the
 /// identity, the first time): what the agent and `arcus exec --data` open, so that every write a
 /// device makes is stamped with the site its key names.
-enum DataDirectoryStore {
-    static func open(_ directory: URL, options: Store.Options = Store.Options()) throws -> (store: Store, identity: PeerIdentity) {
+package enum DataDirectoryStore {
+    package static func open(_ directory: URL, options: Store.Options = Store.Options()) throws -> (store: Store, identity: PeerIdentity) {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let identity = try PeerIdentity.load(orCreateAt: directory.appendingPathComponent("identity"))
         var options = options
