@@ -13,6 +13,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "arcus", targets: ["arcus"]),
+        // The agent inside an app: `EmbeddedAgent` (Sources/Arcus), with the store and its values.
+        .library(name: "Arcus", targets: ["Arcus"]),
         .library(name: "ArcusCRDT", targets: ["ArcusCRDT"]),
         .library(name: "ArcusCodec", targets: ["ArcusCodec"]),
     ],
@@ -110,6 +112,16 @@ let package = Package(
             ],
             swiftSettings: optimized
         ),
+        // The library an app embeds: `EmbeddedAgent`, the agent without its HTTP API.
+        .target(
+            name: "Arcus",
+            dependencies: [
+                "ArcusAgent", "ArcusCRDT", "ArcusStore", "ArcusSync", "ArcusMesh",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // The benchmark runners (`arcus bench`) and the field recorder (`arcus field-test`): tools
         // the `arcus` executable links, never part of an app's library.
         .target(
@@ -153,6 +165,11 @@ let package = Package(
         ),
         // Seeded randomness and random documents, shared by the test targets.
         .target(name: "ArcusTestSupport", dependencies: ["ArcusCRDT"], path: "Tests/ArcusTestSupport"),
+        // The library, used as an app uses it.
+        .testTarget(
+            name: "ArcusTests",
+            dependencies: ["Arcus", "ArcusMesh", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(name: "ArcusCRDTTests", dependencies: ["ArcusCRDT", "ArcusTestSupport"]),
         .testTarget(name: "ArcusCodecTests", dependencies: ["ArcusCodec", "ArcusCRDT", "ArcusTestSupport"]),
         .testTarget(

@@ -41,4 +41,19 @@ public struct AttachmentToken: Sendable, Hashable {
             "metadata": .object(metadata.mapValues { .string($0) }),
         ])
     }
+
+    /// The token a query returned (`value`'s form), so that an app can fetch its blob; nil for
+    /// any other value.
+    public init?(value: Value) {
+        guard case .object(let fields) = value, case .string(let hex)? = fields["_attachment"], hex.utf8.count == 64,
+              let hash = Self.hash(hex: hex), case .int(let length)? = fields["len"], length >= 0 else { return nil }
+        var metadata: [String: String] = [:]
+        if case .object(let entries)? = fields["metadata"] {
+            for (key, entry) in entries {
+                guard case .string(let text) = entry else { return nil }
+                metadata[key] = text
+            }
+        }
+        self.init(hash: hash, length: length, metadata: metadata)
+    }
 }

@@ -10,16 +10,8 @@ extension Agent {
     public static func runUntilSignalled(_ configuration: AgentConfiguration, logger: Logger) async throws {
         let registry = PrometheusCollectorRegistry()
         let agent = try Agent(configuration: configuration, metricsFactory: PrometheusMetricsFactory(registry: registry), logger: logger)
-        // Transports start before the API says it is ready, and an agent none of whose
-        // transports could start says why and exits, rather than run without a link.
-        let started = await agent.startTransports()
-        if !started.isEmpty, started.allSatisfy({ $0.failure != nil }) {
-            for transport in agent.transports { await transport.stop() }
-            throw CommandError(
-                "no transport could start, so this agent could never link to a peer:\n"
-                    + started.map { "  \($0.name): \($0.failure ?? "")" }.joined(separator: "\n")
-            )
-        }
+        // Transports start before the API says it is ready.
+        try await agent.startTransportsOrExplain()
         let systemd = SystemdNotifier()
         // The agent's logger, whose level `ALTER SYSTEM SET log_level` changes.
         let agentLogger = agent.logger
@@ -46,5 +38,18 @@ extension Agent {
             )
         )
         try await group.run()
+    }
+
+    /// Starts the transports; when none could start, stops them and says why, rather than run
+    /// an agent that could never link to a peer.
+    package func startTransportsOrExplain() async throws(CommandError) {
+        let started = await startTransports()
+        if !started.isEmpty, started.allSatisfy({ $0.failure != nil }) {
+            for transport in transports { await transport.stop() }
+            throw CommandError(
+                "no transport could start, so this agent could never link to a peer:\n"
+                    + started.map { "  \($0.name): \($0.failure ?? "")" }.joined(separator: "\n")
+            )
+        }
     }
 }

@@ -34,7 +34,7 @@ public final class Agent: Service, Sendable {
     let attachmentDownloads = AttachmentDownloads()
     let logger: Logger
     /// Every transport the agent runs (`ALTER SYSTEM SET transports` changes the list).
-    var transports: [any Transport] { liveTransports.withLock { $0 } }
+    package var transports: [any Transport] { liveTransports.withLock { $0 } }
     let liveTransports: Mutex<[any Transport]>
     /// False when the program gave the agent its transports: it cannot make others.
     let buildsTransports: Bool
@@ -75,7 +75,7 @@ public final class Agent: Service, Sendable {
     /// The connection policy, asked before an authenticated peer's link joins a session.
     let admission: AdmissionPolicy
     /// When the agent was made (`system:system_info`'s uptime).
-    let startedAt = ContinuousClock.now
+    package let startedAt = ContinuousClock.now
 
     /// - Parameter transports: transports to run instead of those `configuration` names, for a
     ///   program that embeds the agent or a test that links agents over one loopback network.

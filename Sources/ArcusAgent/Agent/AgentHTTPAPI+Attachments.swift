@@ -50,14 +50,7 @@ extension AgentHTTPAPI {
         let collection = try parameter(parameters.get("collection"), "collection", example: "photos")
         let id = try parameter(parameters.get("id"), "id", example: "photo-1")
         let field = try parameter(parameters.get("field"), "field", example: "image")
-        let path = field.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard !path.contains(where: \.isEmpty) else {
-            throw APIError(.badRequest, "field \(field.debugDescription) has an empty part; name it as image or photo.full")
-        }
-        guard path.first != "_id" else { throw APIError(.badRequest, "the _id of a document cannot hold an attachment; choose another field") }
-        guard path.count <= Value.maximumNestingDepth else {
-            throw APIError(.badRequest, "field \(field.debugDescription) nests deeper than \(Value.maximumNestingDepth) levels, the most a document may")
-        }
+        do throws(AttachmentRefusal) { _ = try AttachmentRefusal.check(field: field) } catch { throw APIError(.badRequest, error.description) }
         if let length = request.headers[.contentLength].flatMap(Int64.init), length > maximumAttachmentBytes {
             throw APIError(.contentTooLarge, "the attachment has \(length) bytes; at most \(maximumAttachmentBytes) are taken")
         }
@@ -89,22 +82,13 @@ extension AgentHTTPAPI {
             throw APIError(.internalServerError, "could not receive the attachment into \(staging.path): \(error)")
         }
 
-        var token: AttachmentToken
-        do {
-            token = try agent.store.newAttachment(path: staging.path)
+        let token: AttachmentToken
+        do throws(AttachmentRefusal) {
+            token = try agent.attach(file: staging.path, collection: collection, id: id, field: field, name: parameters.get("name"))
+        } catch .refused(let message) {
+            throw APIError(.badRequest, message)
         } catch {
-            throw APIError(.internalServerError, "could not store the attachment: \(error)")
-        }
-        // The staging file's name means nothing to anyone; a name is what the client gives.
-        token.metadata = parameters.get("name").flatMap { $0.isEmpty ? nil : ["name": $0] } ?? [:]
-        do {
-            try agent.store.collection(collection).findByID(.string(id)).update { document in
-                var target = document[path[0]]
-                for name in path.dropFirst() { target = target[name] }
-                target.set(token)
-            }
-        } catch let error as StoreError {
-            throw APIError(.badRequest, "error: \(error.description)")
+            throw APIError(.internalServerError, error.description)
         }
         var answer: [String: Value] = ["collection": .string(collection), "id": .string(id), "field": .string(field)]
         if case .object(let fields) = token.value { answer.merge(fields) { current, _ in current } }

@@ -19,29 +19,20 @@ extension AgentHTTPAPI {
             }
             arguments = object
         }
-        let (events, continuation) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingNewest(1024))
-        let observer: StoreObserver
+        let events: AsyncStream<ObserverEvent>
         do {
-            observer = try agent.store.registerObserver(query, arguments: arguments) { event in
-                continuation.yield(ByteBuffer(string: "event: result\ndata: \(eventJSON(event))\n\n"))
-            }
+            events = try agent.observe(query, arguments: arguments)
         } catch let error as DQLError {
             throw APIError(.badRequest, "error at \(error.description)")
         } catch let error as StoreError {
             throw APIError(.badRequest, "error: \(error.description)")
-        }
-        guard let key = agent.observations.add({ continuation.finish() }) else {
-            observer.cancel()
-            throw APIError(.serviceUnavailable, "the agent is stopping")
-        }
-        continuation.onTermination = { _ in
-            observer.cancel()
-            agent.observations.remove(key)
+        } catch let error as AgentStopping {
+            throw APIError(.serviceUnavailable, error.description)
         }
         return Response(
             status: .ok,
             headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
-            body: ResponseBody(asyncSequence: events)
+            body: ResponseBody(asyncSequence: events.map { ByteBuffer(string: "event: result\ndata: \(eventJSON($0))\n\n") })
         )
     }
 

@@ -181,7 +181,11 @@ public enum AgentHTTPAPI {
         case .double(let seconds)? where seconds.isFinite && abs(seconds) < 1e9: timeout = .milliseconds(Int64(seconds * 1000))
         default: throw APIError(.badRequest, "\"timeout\" must be a number of seconds")
         }
-        return try SyncedWait(peers: names, timeout: timeout, graph: agent.presence.graph)
+        do throws(CommandError) {
+            return try SyncedWait(peers: names, timeout: timeout, graph: agent.presence.graph)
+        } catch {
+            throw APIError(.badRequest, error.message)
+        }
     }
 
     /// A write's result once every peer `wait` names holds it; else 504 with who does not and

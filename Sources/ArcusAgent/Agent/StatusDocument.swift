@@ -10,10 +10,15 @@ import ArcusStore
 /// sessions fare, its subscriptions with their sync progress, and the attachment fetches under way.
 ///
 /// The sync figures are those of the refresh that `GET /metrics` exports too.
-struct StatusDocument {
+package struct StatusDocument {
     let agent: Agent
     /// When the agent's HTTP API started, which is when the agent started serving.
     let startedAt: ContinuousClock.Instant
+
+    package init(agent: Agent, startedAt: ContinuousClock.Instant) {
+        self.agent = agent
+        self.startedAt = startedAt
+    }
 
     /// The RSSI the Bluetooth radio last heard each other peer of the presence graph at.
     private var signal: [(peer: PeerID, dBm: Int8)] {
@@ -25,7 +30,7 @@ struct StatusDocument {
         }
     }
 
-    func json() async -> Value {
+    package func json() async -> Value {
         let sync = await agent.metrics.refresh(from: agent.engine)
         let uptime = ContinuousClock.now - startedAt
         return .object([

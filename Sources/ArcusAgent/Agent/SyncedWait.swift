@@ -5,29 +5,29 @@ import ArcusSync
 
 /// A write's answer held back until the peers named hold it (`arcus exec --wait-synced`, the
 /// API's `wait_synced`): proof the write propagated, not just that it committed here.
-struct SyncedWait {
+package struct SyncedWait {
     /// A peer as the caller named it, and its key in the sync engine (the hex of its site).
-    struct Target {
-        let named: String
+    package struct Target {
+        package let named: String
         let key: String
     }
 
-    let targets: [Target]
-    let timeout: Duration
+    package let targets: [Target]
+    package let timeout: Duration
 
     /// The longest wait asked for: past it a client should poll the peers instead.
-    static let longestTimeout: Duration = .seconds(3600)
-    static let defaultTimeout: Duration = .seconds(30)
+    package static let longestTimeout: Duration = .seconds(3600)
+    package static let defaultTimeout: Duration = .seconds(30)
     /// Most peers one request may wait for.
     static let mostPeers = 64
 
     /// Each name is a peer id (32 hex digits, as `arcus peers` shows), its site (16), or the name
     /// a peer announces (unique among the peers this agent knows).
-    init(peers names: [String], timeout: Duration, graph: PresenceGraph) throws(APIError) {
-        guard !names.isEmpty else { throw APIError(.badRequest, "\"wait_synced\" names no peer: give one or more peer ids or names (arcus peers lists them)") }
-        guard names.count <= Self.mostPeers else { throw APIError(.badRequest, "\"wait_synced\" names \(names.count) peers; at most \(Self.mostPeers)") }
+    package init(peers names: [String], timeout: Duration, graph: PresenceGraph) throws(CommandError) {
+        guard !names.isEmpty else { throw CommandError("\"wait_synced\" names no peer: give one or more peer ids or names (arcus peers lists them)") }
+        guard names.count <= Self.mostPeers else { throw CommandError("\"wait_synced\" names \(names.count) peers; at most \(Self.mostPeers)") }
         guard timeout > .zero, timeout <= Self.longestTimeout else {
-            throw APIError(.badRequest, "\"timeout\" must be more than 0 and at most \(Int(Self.longestTimeout.inSeconds)) seconds")
+            throw CommandError("\"timeout\" must be more than 0 and at most \(Int(Self.longestTimeout.inSeconds)) seconds")
         }
         var targets: [Target] = []
         for name in names {
@@ -37,14 +37,14 @@ struct SyncedWait {
         self.timeout = timeout
     }
 
-    private static func key(of name: String, graph: PresenceGraph) throws(APIError) -> String {
+    private static func key(of name: String, graph: PresenceGraph) throws(CommandError) -> String {
         let lower = name.lowercased()
         let isHex = !lower.isEmpty && lower.allSatisfy { $0.isHexDigit }
         if isHex, lower.count == PeerID.size * 2, let id = PeerID(bytes: Hex.decode(lower) ?? []) { return siteKey(SiteID(peer: id)) }
         if isHex, lower.count == 16, let raw = UInt64(lower, radix: 16) { return siteKey(SiteID(raw)) }
         let named = graph.peers.values.filter { $0.name == name }
         guard named.count == 1, let peer = named.first else {
-            throw APIError(.badRequest, named.isEmpty
+            throw CommandError(named.isEmpty
                 ? "no peer named \(name) is known: give its id (arcus peers lists the peers this agent knows)"
                 : "\(named.count) peers are named \(name): give the id of the one meant (arcus peers lists them)")
         }
@@ -59,7 +59,7 @@ struct SyncedWait {
 
     /// Waits until every target holds `documents`, or the timeout; returns the ones that do not,
     /// each with what it lacks.
-    func unheld(_ documents: [DocumentKey], engine: SyncEngine) async throws -> [(Target, PeerHolding)] {
+    package func unheld(_ documents: [DocumentKey], engine: SyncEngine) async throws -> [(Target, PeerHolding)] {
         let deadline = ContinuousClock.now + timeout
         while true {
             var waiting: [(Target, PeerHolding)] = []
@@ -73,7 +73,7 @@ struct SyncedWait {
     }
 
     /// Why a peer does not hold the write, for a person.
-    static func reason(_ holding: PeerHolding) -> String {
+    package static func reason(_ holding: PeerHolding) -> String {
         switch holding {
         case .holds: "holds it"
         case .behind(let key, let acknowledged, let needed):
