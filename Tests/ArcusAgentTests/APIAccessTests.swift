@@ -199,6 +199,27 @@ struct APIAccessTests {
         #expect(try await Self.pwned(agent) == Self.empty)
     }
 
+    @Test("a method a route's path does not take gets 405 with Allow naming those it does; a path no route has gets 404; neither changes the store")
+    func methodNotAllowed() async throws {
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let agent = try await RunningAgent.launch(data: data)
+        defer { agent.stop() }
+        let headers = [("Host", "127.0.0.1:\(agent.port)"), ("Authorization", "Bearer " + agent.token), ("Content-Type", "application/json")]
+        for (method, path, allowed) in [
+            ("PUT", "/v1/execute", "POST"), ("GET", "/v1/execute", "POST"), ("DELETE", "/v1/status", "GET"),
+            ("PATCH", "/v1/subscriptions", "GET, POST"), ("GET", "/v1/subscriptions/7", "DELETE"), ("PUT", "/v1/attachments/abc", "GET"),
+        ] {
+            let answer = try await RawHTTP.exchange(port: agent.port, method, path, headers: headers, body: Self.write)
+            #expect(answer.status == 405, "\(method) \(path): \(answer)")
+            #expect(answer.header("Allow") == allowed, "\(method) \(path): \(answer.head)")
+            #expect(answer.error?.contains("not \(method)") == true, "\(answer)")
+        }
+        let unknown = try await RawHTTP.exchange(port: agent.port, "GET", "/v1/nothing", headers: headers)
+        #expect(unknown.status == 404, "\(unknown)")
+        #expect(unknown.error?.contains("no route GET /v1/nothing") == true, "\(unknown)")
+        #expect(try await Self.pwned(agent) == Self.empty)
+    }
+
     @Test("the token is made on the first start, 64 hex digits in DIR/api-token with mode 0600, and kept across restarts; a copy for the agent's user is 0600 in a 0700 directory and goes when the agent stops")
     func tokenFiles() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }

@@ -41,6 +41,13 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as APIError {
             return error.response
+        } catch let error as HTTPError where error.status == .notFound && !AgentHTTPAPI.methods(at: request.uri.path).isEmpty {
+            // The path is a route's, the method is not: say which methods it takes (RFC 9110 15.5.6).
+            let allowed = AgentHTTPAPI.methods(at: request.uri.path)
+            return APIError(
+                .methodNotAllowed, "\(request.uri.path) takes \(allowed.joined(separator: " or ")), not \(request.method); the routes are listed in Docs/Agent.md",
+                headers: [.allow: allowed.joined(separator: ", ")]
+            ).response
         } catch let error as HTTPError {
             let message = error.status == .notFound
                 ? "no route \(request.method) \(request.uri.path); the routes are listed in Docs/Agent.md"

@@ -50,6 +50,17 @@ extension AgentHTTPAPI {
         .revocations, .openapi,
     ]
 
+    /// The methods the API serves at `path` (a `:name` segment of a route matches any one
+    /// segment), for the `Allow` header of a 405; empty when no route has that path.
+    static func methods(at path: String) -> [String] {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        let methods = routes.filter { route in
+            let pattern = route.path.split(separator: "/", omittingEmptySubsequences: false)
+            return pattern.count == segments.count && zip(pattern, segments).allSatisfy { $0.hasPrefix(":") ? !$1.isEmpty : $0 == $1 }
+        }.map(\.method)
+        return Array(Set(methods)).sorted()
+    }
+
     /// Whether `method path` is a route served without the token.
     static func isPage(method: String, path: String) -> Bool {
         routes.contains { $0.access == .page && $0.method == method && $0.path == path }
