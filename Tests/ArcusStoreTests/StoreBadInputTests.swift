@@ -48,6 +48,33 @@ struct StoreBadInputTests {
         try Self.expectUnchanged(t, before)
     }
 
+    @Test("a collection named with a control character, nothing, or more than 256 bytes is refused whichever way the document comes, and nothing is written", arguments: [
+        "a\u{1}b", "line\nbreak", "del\u{7F}", "c1\u{85}", "", String(repeating: "x", count: 257),
+    ])
+    func badCollectionName(name: String) throws {
+        let t = try Self.seeded()
+        let before = try Self.fingerprint(t.store)
+        let statement = "INSERT INTO `\(name)` DOCUMENTS ({'_id': 'x'})"
+        if !name.isEmpty {
+            let error = try #require(throws: StoreError.self) { try t.store.execute(statement) }
+            #expect(error.description.contains("collection"), "\(error)")
+        }
+        #expect(throws: StoreError.self) { try t.store.collection(name).upsert(["_id": "x", "n": 1]) }
+        // A peer's delta: the whole batch is refused, its good document too.
+        var state = DocumentState()
+        _ = state.set(["n"], to: 1, at: Stamp(time: Timestamp(milliseconds: 1, logical: 0), site: SiteID(7)), hints: TypeHints())
+        #expect(throws: StoreError.self) {
+            try t.store.merge(DeltaBatch(documents: [
+                DocumentDelta(key: DocumentKey(collection: "cars", id: "y"), state: state),
+                DocumentDelta(key: DocumentKey(collection: name, id: "z"), state: state),
+            ]))
+        }
+        try Self.expectUnchanged(t, before)
+        #expect(try t.store.execute("SELECT * FROM `ok name, with spaces` ").items == [])
+        try t.store.execute("INSERT INTO `ok name, with spaces` DOCUMENTS ({'_id': 'x'})")
+        #expect(CollectionName.problem("ok name, with spaces") == nil && CollectionName.problem(String(repeating: "é", count: 128)) == nil)
+    }
+
     @Test("a missing argument is an error naming it, before anything is written")
     func missingArgument() throws {
         let t = try Self.seeded()

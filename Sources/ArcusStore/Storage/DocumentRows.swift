@@ -86,6 +86,8 @@ enum DocumentRows {
     @discardableResult
     static func store(_ statement: RawStatement, _ row: RowID, state: DocumentState, json: String?, sequence: Int64, site: SiteID,
                       encoder: borrowing Mutex<StateEncoder>) throws -> Int {
+        // Every document written passes here, a peer's included: the one place the rule holds.
+        try CollectionName.check(row.key.collection)
         try statement.bind(row.key.collection, at: 1)
         try statement.bind(row.id, at: 2)
         var stored = json?.utf8.count ?? 0
