@@ -31,6 +31,16 @@ swift test --skip-build --filter "ArcusMeshTests\.(Session|SimultaneousDial|Pres
 echo "== testing the loopback mesh (arcus demo)"
 swift test --skip-build --filter "MeshDemoTests" --skip "FailoverMeshDemoTests"
 
+# The clients of the HTTP API and the library, each against real agents: the Python client installed
+# with pip into a fresh venv; schemathesis against the API's own OpenAPI description; the example
+# app built on the Arcus library (a package of its own: about 10 minutes to build on 2 cores).
+echo "== testing the Python client against agent processes (Tools/test-python-client.sh)"
+Tools/test-python-client.sh
+echo "== testing the HTTP API against its OpenAPI description with schemathesis (Tools/test-api-schema.sh)"
+Tools/test-api-schema.sh
+echo "== building and running the example app on the Arcus library (Tools/test-examples.sh)"
+Tools/test-examples.sh
+
 # LAN discovery needs a real avahi-daemon; in a container this starts one (and a D-Bus system
 # bus) confined to loopback, and the trap stops what it started, whatever the tests do.
 echo "== testing LAN discovery through avahi-daemon, and agents that find each other with it"
