@@ -73,6 +73,23 @@ struct AgentProcessTests {
         }
     }
 
+    @Test("GET /v1/observe reads its query string as a form, as browsers and Python write it: + is a space, %2B a plus; the stream is never cached")
+    func observeFormEncoded() async throws {
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let agent = try await RunningAgent.launch(data: data)
+        defer { agent.stop() }
+        _ = try await agent.execute("INSERT INTO cars DOCUMENTS ({'_id': 'a', 'n': 1})")
+        // SELECT n %2B 1 AS m FROM cars WHERE n = :n, with args {"n": 1}
+        var request = agent.authorized(HTTPClientRequest(url: agent.url + "/v1/observe?q=SELECT+n+%2B+1+AS+m+FROM+cars+WHERE+n+%3D+%3An&args=%7B%22n%22%3A+1%7D"))
+        request.headers.add(name: "Accept", value: "text/event-stream")
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+        #expect(response.status == .ok)
+        #expect(response.headers.first(name: "cache-control") == "no-store")
+        var events = SSEEvents(response.body.makeAsyncIterator())
+        let first = try await events.next()
+        #expect(first == ["items": [["m": 2]], "diff": ["insertions": [], "deletions": [], "updates": [], "moves": []]])
+    }
+
     @Test("`arcus observe --agent` prints one JSON line per result")
     func observeCommand() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
@@ -144,7 +161,12 @@ struct AgentProcessTests {
             (.POST, "/v1/execute", huge, 413, "bytes"),
             (.POST, "/v1/execute", String(repeating: "[", count: 100_000), 400, "nesting"),
             (.GET, "/v1/nothing-here", nil, 404, "no route"),
-            (.PUT, "/v1/execute", "{}", 404, "no route PUT"),
+            (.PUT, "/v1/execute", "{}", 405, "takes POST, not PUT"),
+            // A misspelt key would otherwise be ignored: the write would not wait.
+            (.POST, "/v1/execute", #"{"statement": "INSERT INTO cars DOCUMENTS ({'_id': 'z'})", "wait_synce": ["x"]}"#, 400, "\"wait_synce\""),
+            (.POST, "/v1/subscriptions", #"{"query": "", "arguments": {}}"#, 400, "\"arguments\""),
+            (.POST, "/v1/execute", #"{"statement": "INSERT INTO cars DOCUMENTS ({'_id': 'z'})", "timeout": 5}"#, 400, "lacks"),
+            (.POST, "/v1/execute", #"{"statement": "INSERT INTO cars DOCUMENTS ({'_id': 'z'})", "timeout": "abc"}"#, 400, "number of seconds"),
             (.GET, "/v1/observe?q=SELECT%20*%20FROM%20cars&args=%5B1%5D", nil, 400, "args"),
             (.GET, "/v1/observe", nil, 400, "?q="),
             (.GET, "/v1/observe?q=DELETE%20FROM%20cars", nil, 400, "SELECT"),

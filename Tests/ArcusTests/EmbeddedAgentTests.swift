@@ -144,6 +144,30 @@ struct EmbeddedAgentTests {
         await a.stop()
     }
 
+    @Test("an observer whose consumer falls behind by the backlog gets the events it missed none of, each diff against the one before, then the end")
+    func slowObserver() async throws {
+        let scratch = try Scratch()
+        let a = try await EmbeddedAgent.start(scratch.configuration("a"), logger: Self.quiet)
+        try await a.execute("ALTER SYSTEM SET durability = 'normal'")
+        let events = try a.observe("SELECT _id FROM notes")
+        for index in 0..<1100 { try await a.execute("INSERT INTO notes DOCUMENTS (:n)", arguments: ["n": ["_id": .string("n\(index)")]]) }
+        var count = 0
+        var previous: Int?
+        for await event in events {
+            if let previous {
+                #expect(event.items.count == previous + event.diff.insertions.count - event.diff.deletions.count, "a gap before event \(count)")
+                #expect(event.diff.insertions.count == 1)
+            }
+            previous = event.items.count
+            count += 1
+        }
+        #expect(count == 1024, "the stream ends after the backlog, not silently skipping events")
+        // Observing again starts from the current result.
+        var again = try a.observe("SELECT COUNT(*) AS n FROM notes").makeAsyncIterator()
+        #expect(await again.next()?.items == [["n": 1100]])
+        await a.stop()
+    }
+
     @Test("bad input is refused with the agent's message and leaves the store as it was")
     func badInput() async throws {
         let scratch = try Scratch()

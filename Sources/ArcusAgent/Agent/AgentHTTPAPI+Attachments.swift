@@ -46,10 +46,11 @@ extension AgentHTTPAPI {
                 such as image/jpeg); this request has \(sent), which a web page can send to any address
                 """)
         }
-        let parameters = request.uri.queryParameters
-        let collection = try parameter(parameters.get("collection"), "collection", example: "photos")
-        let id = try parameter(parameters.get("id"), "id", example: "photo-1")
-        let field = try parameter(parameters.get("field"), "field", example: "image")
+        let parameters = FormQuery(request.uri.query)
+        let collection = try parameter(try parameters.get("collection"), "collection", example: "photos")
+        let id = try parameter(try parameters.get("id"), "id", example: "photo-1")
+        let field = try parameter(try parameters.get("field"), "field", example: "image")
+        let name = try parameters.get("name")
         do throws(AttachmentRefusal) { _ = try AttachmentRefusal.check(field: field) } catch { throw APIError(.badRequest, error.description) }
         if let length = request.headers[.contentLength].flatMap(Int64.init), length > maximumAttachmentBytes {
             throw APIError(.contentTooLarge, "the attachment has \(length) bytes; at most \(maximumAttachmentBytes) are taken")
@@ -84,7 +85,7 @@ extension AgentHTTPAPI {
 
         let token: AttachmentToken
         do throws(AttachmentRefusal) {
-            token = try agent.attach(file: staging.path, collection: collection, id: id, field: field, name: parameters.get("name"))
+            token = try agent.attach(file: staging.path, collection: collection, id: id, field: field, name: name)
         } catch .refused(let message) {
             throw APIError(.badRequest, message)
         } catch {

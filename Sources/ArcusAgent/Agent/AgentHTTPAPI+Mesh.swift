@@ -10,7 +10,7 @@ extension AgentHTTPAPI {
     static func addMeshRoutes(to router: Router<BasicRequestContext>, agent: Agent) {
         // `{"list": "<base64 of the list arcus mesh revoke wrote>"}`.
         add(.revocations, to: router) { request, _ in
-            let body = try await jsonObject(request)
+            let body = try await jsonObject(request, keys: ["list"])
             let text = try string(body, "list")
             guard let origins = agent.origins else {
                 throw APIError(.conflict, "this agent's mesh is joined by a shared secret: revocation lists are for a mesh of certificates")

@@ -9,11 +9,12 @@ extension AgentHTTPAPI {
     /// `{"items": […], "diff": {"insertions", "deletions", "updates", "moves"}}`. The observer is
     /// cancelled when the client goes away or the agent stops.
     static func observe(_ request: Request, agent: Agent) throws -> Response {
-        guard let query = request.uri.queryParameters.get("q"), !query.isEmpty else {
+        let parameters = FormQuery(request.uri.query)
+        guard let query = try parameters.get("q"), !query.isEmpty else {
             throw APIError(.badRequest, "give the SELECT to observe as ?q=…")
         }
         var arguments: [String: Value] = [:]
-        if let text = request.uri.queryParameters.get("args") {
+        if let text = try parameters.get("args") {
             guard case .object(let object)? = try? Value(json: text) else {
                 throw APIError(.badRequest, "args must be a JSON object, such as {\"color\": \"blue\"}")
             }
@@ -31,7 +32,7 @@ extension AgentHTTPAPI {
         }
         return Response(
             status: .ok,
-            headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
+            headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
             body: ResponseBody(asyncSequence: events.map { ByteBuffer(string: "event: result\ndata: \(eventJSON($0))\n\n") })
         )
     }

@@ -70,7 +70,7 @@ public enum AgentHTTPAPI {
             JSONResponse.make(AgentOpenAPI.json)
         }
         add(.execute, to: router) { request, _ in
-            let body = try await jsonObject(request)
+            let body = try await jsonObject(request, keys: ["statement", "args", "wait_synced", "timeout"])
             let statement = try string(body, "statement")
             let arguments = try object(body, "args")
             let wait = try syncedWait(body, agent: agent)
@@ -91,7 +91,7 @@ public enum AgentHTTPAPI {
             JSONResponse.make(Value.object(["subscriptions": SubscriptionDocument.all(agent.engine)]).jsonString)
         }
         add(.subscribe, to: router) { request, _ in
-            let body = try await jsonObject(request)
+            let body = try await jsonObject(request, keys: ["query", "args"])
             let query = try string(body, "query")
             let arguments = try object(body, "args")
             do throws(CommandError) {
@@ -137,7 +137,7 @@ public enum AgentHTTPAPI {
     /// `utf-8`) is read: a web page can send `text/plain` or a form to any address without the
     /// browser asking first, but not `application/json`, so a body that may have come from a page
     /// is refused before it is parsed (415).
-    static func jsonObject(_ request: Request) async throws -> [String: Value] {
+    static func jsonObject(_ request: Request, keys: Set<String>) async throws -> [String: Value] {
         let type = BodyMediaType(request.headers[.contentType])
         guard type?.essence == "application/json", type?.charset.map({ $0 == "utf-8" || $0 == "utf8" }) ?? true else {
             let sent = request.headers[.contentType].map { "Content-Type: \($0)" } ?? "no Content-Type"
@@ -159,14 +159,21 @@ public enum AgentHTTPAPI {
             throw APIError(.badRequest, "the body is not valid JSON: \(error.description)")
         }
         guard case .object(let object) = value else { throw APIError(.badRequest, "the body must be a JSON object") }
+        // A misspelt key would otherwise be ignored: `wait_synce` would quietly not wait.
+        if let unknown = object.keys.filter({ !keys.contains($0) }).sorted().first {
+            throw APIError(.badRequest, "the body has \"\(unknown)\", which this route does not take; it takes \(keys.sorted().map { "\"\($0)\"" }.joined(separator: ", "))")
+        }
         return object
     }
 
     /// The body's `wait_synced` (peer ids or names) and `timeout` (seconds, default 30), if any.
     static func syncedWait(_ body: [String: Value], agent: Agent) throws -> SyncedWait? {
+        let timeout = try syncedTimeout(body)
         let names: [String]
         switch body["wait_synced"] {
-        case nil, .null?: return nil
+        case nil, .null?:
+            guard timeout == nil else { throw APIError(.badRequest, "\"timeout\" is how long to wait for the peers in \"wait_synced\", which this body lacks") }
+            return nil
         case .array(let items)?:
             names = try items.map { item in
                 guard case .string(let name) = item else { throw APIError(.badRequest, "\"wait_synced\" must be an array of peer ids or names") }
@@ -174,17 +181,20 @@ public enum AgentHTTPAPI {
             }
         default: throw APIError(.badRequest, "\"wait_synced\" must be an array of peer ids or names, such as [\"truck-7\"]")
         }
-        var timeout = SyncedWait.defaultTimeout
-        switch body["timeout"] {
-        case nil, .null?: break
-        case .int(let seconds)?: timeout = .seconds(seconds)
-        case .double(let seconds)? where seconds.isFinite && abs(seconds) < 1e9: timeout = .milliseconds(Int64(seconds * 1000))
-        default: throw APIError(.badRequest, "\"timeout\" must be a number of seconds")
-        }
         do throws(CommandError) {
-            return try SyncedWait(peers: names, timeout: timeout, graph: agent.presence.graph)
+            return try SyncedWait(peers: names, timeout: timeout ?? SyncedWait.defaultTimeout, graph: agent.presence.graph)
         } catch {
             throw APIError(.badRequest, error.message)
+        }
+    }
+
+    /// The body's `timeout`, in seconds, if it has one.
+    static func syncedTimeout(_ body: [String: Value]) throws -> Duration? {
+        switch body["timeout"] {
+        case nil, .null?: return nil
+        case .int(let seconds)?: return .seconds(seconds)
+        case .double(let seconds)? where seconds.isFinite && abs(seconds) < 1e9: return .milliseconds(Int64(seconds * 1000))
+        default: throw APIError(.badRequest, "\"timeout\" must be a number of seconds")
         }
     }
 

@@ -323,7 +323,8 @@ enum AgentOpenAPI {
           "content": {"application/json": {"schema": {
             "type": "object",
             "required": ["list"],
-            "properties": {"list": {"type": "string", "contentEncoding": "base64", "description": "The bytes of the file `arcus mesh revoke` wrote, in base64."}}
+            "properties": {"list": {"type": "string", "contentEncoding": "base64", "description": "The bytes of the file `arcus mesh revoke` wrote, in base64."}},
+            "additionalProperties": false
           }}}
         },
         "responses": {
@@ -416,14 +417,16 @@ enum AgentOpenAPI {
           "statement": {"type": "string", "minLength": 1, "description": "One DQL statement."},
           "args": {"oneOf": [{"$ref": "#/components/schemas/Arguments"}, {"type": "null"}]},
           "wait_synced": {
-            "type": ["array", "null"],
-            "items": {"type": "string"},
+            "oneOf": [{"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 64}, {"type": "null"}],
             "description": "Peers (ids, 32 hex digits; sites, 16; or the names they announce) that must hold the write before the answer: 1 to 64 of them."
           },
           "timeout": {
-            "description": "With wait_synced: how long to wait, in seconds (more than 0, at most 3600; default 30). Without wait_synced it is not read."
+            "oneOf": [{"type": "number", "exclusiveMinimum": 0, "maximum": 3600}, {"type": "null"}],
+            "description": "With wait_synced: how long to wait, in seconds (more than 0, at most 3600; default 30). Only with wait_synced."
           }
-        }
+        },
+        "dependentRequired": {"timeout": ["wait_synced"]},
+        "additionalProperties": false
       },
       "QueryResult": {
         "type": "object",
@@ -454,7 +457,8 @@ enum AgentOpenAPI {
         "properties": {
           "query": {"type": "string", "description": "A SELECT; \"\" subscribes to the whole store."},
           "args": {"oneOf": [{"$ref": "#/components/schemas/Arguments"}, {"type": "null"}]}
-        }
+        },
+        "additionalProperties": false
       },
       "SubscriptionCreated": {
         "type": "object",
