@@ -47,3 +47,17 @@ enum Compression {
         return output
     }
 }
+
+/// Whole Zstandard frames for files the agent writes itself (its rotated logs): the frame's
+/// header says its size, which is bounded before anything is allocated.
+package enum FrameCompression {
+    package static func compress(_ input: [UInt8]) -> [UInt8]? {
+        Compression.compress(input, evenIfLarger: true)
+    }
+
+    package static func decompress(_ input: [UInt8], atMost limit: Int) throws(CodecError) -> [UInt8] {
+        let declared = input.withUnsafeBytes { ZSTD_getFrameContentSize($0.baseAddress, $0.count) }
+        guard declared < UInt64(limit) else { throw .invalidValue("a Zstandard frame of unknown size, or over \(limit) bytes") }
+        return try Compression.decompress(input[...], length: Int(declared))
+    }
+}

@@ -84,7 +84,7 @@ struct AgentCommand: AsyncParsableCommand {
                 bleAdapter: bleAdapter, cloud: cloud, role: role, clockSkewAllowance: clockSkewAllowance,
                 durability: durability, logLevel: logLevel
             )
-            try await Agent.runUntilSignalled(configuration, logger: AgentLogging.standardError(level: configuration.logLevel))
+            try await Agent.runUntilSignalled(configuration)
         } catch let error as CommandError {
             Terminal.writeError("error: " + error.message + "\n")
             throw ExitCode(error.exitStatus)

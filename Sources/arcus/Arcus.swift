@@ -12,6 +12,6 @@ struct Arcus: AsyncParsableCommand {
             workload trace through sync sessions; `arcus bench store` measures the store against plain \
             SQLite. `arcus agent --data ./data` runs the agent and its local HTTP API. Run `arcus help <command>` for any command's options.
             """,
-        subcommands: [AgentCommand.self, Exec.self, Observe.self, Subscribe.self, Peers.self, Status.self, DoctorCommand.self, Demo.self, Bench.self, Mesh.self, FieldTest.self, Attachment.self]
+        subcommands: [AgentCommand.self, Exec.self, Observe.self, Subscribe.self, Peers.self, Status.self, Logs.self, DoctorCommand.self, Demo.self, Bench.self, Mesh.self, FieldTest.self, Attachment.self]
     )
 }

@@ -7,15 +7,23 @@ extension Agent {
     /// `arcus agent`: opens the agent, serves its API, prints the ready line on standard output,
     /// and runs until SIGTERM or SIGINT, then stops every part and returns. Logs go to `logger`
     /// (standard error, for the command), never to standard output, which scripts read.
-    public static func runUntilSignalled(_ configuration: AgentConfiguration, logger: Logger) async throws {
+    public static func runUntilSignalled(_ configuration: AgentConfiguration, logs: AgentLogs = AgentLogs()) async throws {
         let registry = PrometheusCollectorRegistry()
-        let agent = try Agent(configuration: configuration, metricsFactory: PrometheusMetricsFactory(registry: registry), logger: logger)
+        let agent = try Agent(
+            configuration: configuration, metricsFactory: PrometheusMetricsFactory(registry: registry), logger: logs.logger(level: configuration.logLevel)
+        )
+        // The store holds the data directory now: the log files are this agent's to write.
+        do throws(CommandError) {
+            try logs.open(directory: (configuration.dataDirectory as NSString).appendingPathComponent("logs"), limits: configuration.logLimits)
+        } catch {
+            agent.logger.warning("\(error.message); logging to standard error only")
+        }
         // Transports start before the API says it is ready.
         try await agent.startTransportsOrExplain()
         let systemd = SystemdNotifier()
         // The agent's logger, whose level `ALTER SYSTEM SET log_level` changes.
         let agentLogger = agent.logger
-        let http = AgentHTTPAPI.application(for: agent, registry: registry, logger: agentLogger) { url in
+        let http = AgentHTTPAPI.application(for: agent, registry: registry, logger: agentLogger, logs: logs) { url in
             let line = agent.readyLine(http: url)
             FileHandle.standardOutput.write(Data((line + "\n").utf8))
             agentLogger.info("ready", metadata: ["http": "\(url)", "peer": "\(agent.identity.peerID)"])

@@ -79,6 +79,11 @@ public struct AgentClient: Sendable {
         try await send(.GET, "/v1/peers", body: nil)
     }
 
+    /// `GET /v1/logs?lines=N`: the last lines of the agent's log files, as text.
+    public func logs(lines: Int) async throws(CommandError) -> String {
+        try await send(.GET, "/v1/logs?lines=\(lines)", body: nil)
+    }
+
     /// `GET /v1/status`: the agent at a glance, as JSON.
     public func status() async throws(CommandError) -> String {
         try await send(.GET, "/v1/status", body: nil)

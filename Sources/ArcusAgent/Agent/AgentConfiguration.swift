@@ -87,6 +87,8 @@ public struct AgentConfiguration: Sendable {
     public var durability = Durability.full
     /// The lowest level logged (`log_level`, `--log-level`); `ALTER SYSTEM SET log_level` changes it live.
     public var logLevel = Logger.Level.info
+    /// The log files in `DATA/logs` where no journal keeps the log (`log_file_bytes`, `log_files`).
+    public var logLimits = RotatingLogFile.Limits()
     /// The connection policy (`admission_allow`, `admission_deny`, `admission_callback`,
     /// `admission_callback_timeout_s`): who may open a session, beyond what the mesh credential admits.
     var admission = AdmissionPolicy()
@@ -148,6 +150,8 @@ public struct AgentConfiguration: Sendable {
         var conflicts_per_field: Int?
         var durability: String?
         var log_level: String?
+        var log_file_bytes: Int?
+        var log_files: Int?
         var admission_allow: [String]?
         var admission_deny: [String]?
         var admission_callback: String?
@@ -159,7 +163,7 @@ public struct AgentConfiguration: Sendable {
         "revocation_file", "ble_emulated", "ble_links", "ble_psm", "ble_adapter", "cloud", "cloud_credentials_file", "cloud_ca_file", "cloud_certificate_file",
         "cloud_key_file", "cloud_store_and_forward", "cloud_stored_max_age_s", "cloud_stored_max_bytes", "role",
         "release_startup_memory", "pending_handshakes", "lazy_push_hold_ms", "tombstone_lifetime_s", "pending_handshakes_per_source", "handshake_deadline_s", "clock_skew_allowance",
-        "conflicts_per_field", "durability", "log_level", "admission_allow", "admission_deny", "admission_callback", "admission_callback_timeout_s",
+        "conflicts_per_field", "durability", "log_level", "log_file_bytes", "log_files", "admission_allow", "admission_deny", "admission_callback", "admission_callback_timeout_s",
     ]
 
     /// The command line's options over the file's (a list given on the command line replaces
@@ -257,6 +261,20 @@ public struct AgentConfiguration: Sendable {
                 throw CommandError("\(logLevel != nil ? "--log-level" : "log_level") \(text.debugDescription) is not one of \(levels)", exitStatus: 2)
             }
             configuration.logLevel = level
+        }
+        if let bytes = file?.log_file_bytes {
+            let range = RotatingLogFile.Limits.fileBytesRange
+            guard range.contains(bytes) else {
+                throw CommandError("log_file_bytes must be between \(range.lowerBound) and \(range.upperBound); got \(bytes)", exitStatus: 2)
+            }
+            configuration.logLimits.fileBytes = bytes
+        }
+        if let count = file?.log_files {
+            let range = RotatingLogFile.Limits.filesRange
+            guard range.contains(count) else {
+                throw CommandError("log_files must be between \(range.lowerBound) and \(range.upperBound); got \(count)", exitStatus: 2)
+            }
+            configuration.logLimits.files = count
         }
         if let file { configuration.admission = try admissionPolicy(file) }
         return configuration

@@ -20,7 +20,7 @@ public enum AgentHTTPAPI {
     /// listens, it keeps a copy of the agent's token for the user running it (`UserTokenFiles`),
     /// which it removes when it stops.
     public static func application(
-        for agent: Agent, registry: PrometheusCollectorRegistry, logger: Logger,
+        for agent: Agent, registry: PrometheusCollectorRegistry, logger: Logger, logs: AgentLogs? = nil,
         onReady: @escaping @Sendable (String) -> Void
     ) -> some Service {
         let router = Router()
@@ -32,7 +32,7 @@ public enum AgentHTTPAPI {
             token: agent.apiToken, hosts: ServedHosts(http: http.host, exposed: agent.configuration.httpExposed),
             tokenFile: APITokenFile.path(in: agent.configuration.dataDirectory)
         ))
-        addRoutes(to: router, agent: agent, registry: registry)
+        addRoutes(to: router, agent: agent, registry: registry, logs: logs)
         let handoff = UserTokenHandoff(token: agent.apiToken, logger: logger)
         let application = Application(
             router: router,
@@ -58,7 +58,7 @@ public enum AgentHTTPAPI {
         router.on(RouterPath(route.path), method: HTTPRequest.Method(route.method)!, use: handler)
     }
 
-    static func addRoutes(to router: Router<BasicRequestContext>, agent: Agent, registry: PrometheusCollectorRegistry) {
+    static func addRoutes(to router: Router<BasicRequestContext>, agent: Agent, registry: PrometheusCollectorRegistry, logs: AgentLogs?) {
         let startedAt = ContinuousClock.now
         add(.page, to: router) { _, _ in
             StatusPage.response
@@ -117,6 +117,9 @@ public enum AgentHTTPAPI {
                 headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer()))
             )
+        }
+        add(.logs, to: router) { request, _ in
+            try recentLogs(request, logs: logs)
         }
         addAttachmentRoutes(to: router, agent: agent)
         addMeshRoutes(to: router, agent: agent)

@@ -41,13 +41,15 @@ public struct AgentHTTPRoute: Sendable, Hashable, CustomStringConvertible {
     static let fetches = AgentHTTPRoute("GET", "/v1/attachments", .data)
     static let download = AgentHTTPRoute("GET", "/v1/attachments/:hash", .data)
     static let revocations = AgentHTTPRoute("POST", "/v1/mesh/revocations", .data)
+    /// The last lines of the agent's log files; the log tells peers, addresses and queries.
+    static let logs = AgentHTTPRoute("GET", "/v1/logs", .data)
 }
 
 extension AgentHTTPAPI {
     /// Every route of the API.
     public static let routes: [AgentHTTPRoute] = [
         .page, .status, .execute, .observe, .subscriptions, .subscribe, .unsubscribe, .peers, .metrics, .upload, .fetches, .download,
-        .revocations, .openapi,
+        .revocations, .openapi, .logs,
     ]
 
     /// The methods the API serves at `path` (a `:name` segment of a route matches any one

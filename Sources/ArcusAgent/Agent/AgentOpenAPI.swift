@@ -211,6 +211,30 @@ enum AgentOpenAPI {
         }
       }
     },
+    "/v1/logs": {
+      "get": {
+        "operationId": "getLogs",
+        "summary": "The last lines of the agent's log",
+        "description": "From the log files in the data directory (logs/arcus.log and its compressed predecessors), oldest first (Docs/Agent.md, Logs).",
+        "parameters": [
+          {"name": "lines", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 100000, "default": 1000}, "description": "How many lines."}
+        ],
+        "responses": {
+          "200": {
+            "description": "The lines, each ending with a newline.",
+            "content": {"text/plain": {"schema": {"type": "string"}}}
+          },
+          "400": {"$ref": "#/components/responses/BadRequest"},
+          "401": {"$ref": "#/components/responses/Unauthorized"},
+          "403": {"$ref": "#/components/responses/Forbidden"},
+          "409": {
+            "description": "The agent keeps no log files: under systemd the journal holds its log (the message says how to read it).",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+          },
+          "421": {"$ref": "#/components/responses/Misdirected"}
+        }
+      }
+    },
     "/metrics": {
       "get": {
         "operationId": "getMetrics",
