@@ -104,6 +104,10 @@ struct AgentConflictViewTests {
         #expect(lost.first?[path: ["site"]] == .string(String(a.peer.prefix(16))), "\(lost) a=\(a.peer)")
 
         // b writes again, having seen everything: a's kept value goes when that write arrives.
+        // "Having seen" is the point: b must hold a's red first (it keeps it as lost too), or its
+        // green is concurrent with red and red rightly stays (a race under load, CI 2026-11-29).
+        let bSawRed = await eventuallyAsync { ((try? await Self.lost(b)) ?? []).contains { $0[path: ["value"]] == "red" } }
+        #expect(bSawRed, "b never received a's red")
         _ = try await b.execute("UPDATE cars SET color = 'green' WHERE _id = 'c1'")
         #expect(try await a.wait(until: "SELECT color FROM cars", contains: "green").found)
         let cleared = await eventuallyAsync { ((try? await Self.lost(a)) ?? [1]).isEmpty }

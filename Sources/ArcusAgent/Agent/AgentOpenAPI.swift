@@ -112,7 +112,15 @@ enum AgentOpenAPI {
         "responses": {
           "200": {
             "description": "Server-sent events: `event: result` and `data: <JSON>`, as described above.",
-            "content": {"text/event-stream": {"schema": {"type": "string"}}}
+            "content": {"text/event-stream": {"schema": {
+              "description": "One event (OpenAPI 3.1 has no itemSchema: as schemathesis reads it, the schema of each parsed event).",
+              "type": "object",
+              "required": ["event", "data"],
+              "properties": {
+                "event": {"const": "result"},
+                "data": {"type": "string", "contentMediaType": "application/json", "description": "{\"items\": [...], \"diff\": {\"insertions\", \"deletions\", \"updates\", \"moves\"}}"}
+              }
+            }}}
           },
           "400": {"$ref": "#/components/responses/BadRequest"},
           "401": {"$ref": "#/components/responses/Unauthorized"},
@@ -257,7 +265,7 @@ enum AgentOpenAPI {
         "summary": "Store an attachment in a document's field",
         "description": "Stores the body as a blob (at most 256 MiB) and sets its token at `field` of document `id` of `collection`, created when absent. The body may have any media type but those a web page can send anywhere unasked (text/plain, forms) or none (415).",
         "parameters": [
-          {"name": "collection", "in": "query", "required": true, "description": "The document's collection.", "schema": {"type": "string", "minLength": 1}},
+          {"name": "collection", "in": "query", "required": true, "description": "The document's collection: 1 to 256 bytes of UTF-8 without control characters (here at most 64 characters, which is within that).", "schema": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"}},
           {"name": "id", "in": "query", "required": true, "description": "The document's _id (a string).", "schema": {"type": "string", "minLength": 1}},
           {
             "name": "field", "in": "query", "required": true,

@@ -46,6 +46,11 @@ public final class RotatingLogFile: Sendable {
         let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw CommandError("cannot open the log file \(path): \(String(cString: strerror(errno)))") }
         state = Mutex(State(descriptor: descriptor, size: Int(lseek(descriptor, 0, SEEK_END))))
+        // The log names peers, addresses and queries: private, as the rest of the data directory,
+        // even where an earlier version or a hand left it open.
+        _ = chmod(directory, 0o700)
+        _ = fchmod(descriptor, 0o600)
+        for index in 1...limits.files { _ = chmod(rotatedPath(index), 0o600) }
     }
 
     deinit { state.withLock { close($0.descriptor) } }
