@@ -18,8 +18,8 @@ swift build --build-tests
 # mesh) therefore run in processes of their own, where nothing starves them.
 echo "== testing the CRDTs, the codec and the store"
 swift test --skip-build --filter "ArcusCRDTTests|ArcusCodecTests|ArcusStoreTests"
-echo "== testing sync and the agent"
-swift test --skip-build --filter "ArcusSyncTests|ArcusAgentTests" --skip "MeshDemoTests|AgentAvahiTests|AgentCloudTests|CloudBenchTests|AgentTombstoneTests"
+echo "== testing sync, the agent, and the Arcus library (EmbeddedAgent)"
+swift test --skip-build --filter "ArcusSyncTests|ArcusAgentTests|ArcusTests\." --skip "MeshDemoTests|AgentAvahiTests|AgentCloudTests|CloudBenchTests|AgentTombstoneTests"
 # Three agent processes started and stopped one after another: beside the phase above it added
 # to the load under which that phase's patient tests ran out of patience (CI, 2026-11-28 and -29).
 echo "== testing reaped tombstones between agent processes"
