@@ -28,7 +28,9 @@ struct Logs: AsyncParsableCommand {
     func run() async throws {
         do throws(CommandError) {
             let client = try AgentClient(url: agent, tokenFile: token.tokenFile)
-            print(try await client.logs(lines: lines), terminator: "")
+            // Each line ends with a newline; print adds the last one back if the client trimmed it.
+            let text = try await client.logs(lines: lines)
+            print(text.hasSuffix("\n") ? String(text.dropLast()) : text)
         } catch {
             Terminal.writeError(error.message + "\n")
             throw ExitCode(error.exitStatus)
