@@ -28,7 +28,7 @@ extension EmbeddedAgent {
         return SyncedResult(
             result: result,
             synced: wait.targets.map(\.named).filter { name in !unheld.contains { $0.0.named == name } },
-            unsynced: unheld.map { ($0.0.named, SyncedWait.reason($0.1)) }.map { SyncedResult.Unsynced(peer: $0.0, reason: $0.1) }
+            unsynced: unheld.map { SyncedResult.Unsynced(peer: $0.0.named, reason: SyncedWait.reason($0.1)) }
         )
     }
 

@@ -17,7 +17,11 @@ public enum CollectionName {
     }
 
     /// Throws `StoreError.invalidDocument` when `name` cannot name a collection.
+    /// Runs on every document written: printable ASCII, what nearly every name is, passes on
+    /// a byte scan; only other names pay for the Unicode property lookup.
     static func check(_ name: String) throws(StoreError) {
+        let bytes = name.utf8
+        if !bytes.isEmpty, bytes.count <= maximumBytes, bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return }
         if let problem = problem(name) { throw .invalidDocument(problem) }
     }
 }

@@ -89,20 +89,19 @@ public final class RotatingLogFile: Sendable {
     }
 
     /// The last `count` lines, oldest first, from the current file and as many compressed ones
-    /// as needed. A compressed file that claims to expand past twice `fileBytes` is skipped.
+    /// as needed. Reading stops at a compressed file that does not expand to at most twice
+    /// `fileBytes`, so the lines returned never skip a gap.
     public func recentLines(_ count: Int) -> [String] {
         state.withLock { _ in
+            // Newest file first; each file's lines go before those already read.
             var lines: [Substring] = []
-            var sources: [Data] = []
-            if let current = FileManager.default.contents(atPath: currentPath) { sources.append(current) }
+            var source = FileManager.default.contents(atPath: currentPath).map(Array.init)
             var index = 1
-            while true {
-                let text = sources.reversed().map { String(decoding: $0, as: UTF8.self) }.joined()
-                lines = text.split(separator: "\n", omittingEmptySubsequences: true)
-                guard lines.count < count, index <= limits.files,
-                      let compressed = FileManager.default.contents(atPath: rotatedPath(index)) else { break }
-                if let expanded = try? FrameCompression.decompress(Array(compressed), atMost: 2 * limits.fileBytes) {
-                    sources.append(Data(expanded))
+            while let bytes = source {
+                lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n") + lines
+                guard lines.count < count, index <= limits.files else { break }
+                source = FileManager.default.contents(atPath: rotatedPath(index)).flatMap {
+                    try? FrameCompression.decompress(Array($0), atMost: 2 * limits.fileBytes)
                 }
                 index += 1
             }
