@@ -45,6 +45,26 @@ struct AgentLogsTests {
         #expect(all.last == String(line(4999).dropLast()))
     }
 
+    @Test("a compressed file that is not Zstandard, or whose header claims more than twice a file, ends the reading there: no crash, no gap, nothing allocated for the claim")
+    func lyingRotatedFile() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var limits = RotatingLogFile.Limits()
+        limits.fileBytes = 64 << 10
+        limits.files = 3
+        let log = try RotatingLogFile(directory: directory, limits: limits)
+        // A Zstandard frame header (magic, then a descriptor: single segment, an 8-byte content
+        // size) claiming 2^40 bytes, and plain garbage.
+        let huge: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0xE0] + withUnsafeBytes(of: UInt64(1 << 40).littleEndian, Array.init) + [0, 0, 0]
+        for (index, bytes) in [(1, [UInt8]("not zstd at all".utf8)), (2, huge)] {
+            #expect(FileManager.default.createFile(atPath: log.rotatedPath(index), contents: Data(bytes)))
+        }
+        log.append("only line\n")
+        #expect(log.recentLines(100) == ["only line"])
+        try FileManager.default.removeItem(atPath: log.rotatedPath(1))
+        #expect(FileManager.default.createFile(atPath: log.rotatedPath(1), contents: Data(huge)))
+        #expect(log.recentLines(100) == ["only line"])
+    }
+
     @Test("under systemd (JOURNAL_STREAM names standard error) each record is one line with its syslog priority first")
     func journal() throws {
         var status = stat()
