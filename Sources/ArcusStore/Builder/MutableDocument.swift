@@ -127,7 +127,7 @@ extension WriteTransaction {
         try body(document)
         if let refusal = document.refusal { throw refusal }
         guard let delta = document.delta else { return false }
-        try save(row, state: document.state, delta: delta, wasLive: wasLive, hadAttachments: hadAttachments)
+        try save(row, state: document.state, delta: delta, wasLive: wasLive, hadAttachments: hadAttachments, joinsDelta: true)
         return true
     }
 }

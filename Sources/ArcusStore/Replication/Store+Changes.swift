@@ -101,7 +101,7 @@ extension WriteTransaction {
         state.join(incoming)
         guard state != before else { return false }
         store.observe(incoming.eventVersion.maxTime, through: latest)
-        try save(row, state: state, delta: incoming, wasLive: wasLive, hadAttachments: hadAttachments, local: false)
+        try save(row, state: state, delta: incoming, wasLive: wasLive, hadAttachments: hadAttachments, local: false, joinsDelta: true)
         // Judged only where something can come of it: a store that keeps conflicts, or a
         // document with kept ones that this merge may supersede.
         if store.conflictsPerField > 0 || !keptLosers(delta.key).isEmpty {

@@ -12,6 +12,10 @@ import Synchronization
 /// time of that write as an integer: the state is then rebuilt from the `json` column and the
 /// store's site. Most documents are written once, and for them this skips encoding the state
 /// and halves the row.
+///
+/// An encoded state may be followed by deltas appended since (`StoredLayout`): a change to a
+/// document encodes only what changed, not the whole state again, and the row is rewritten
+/// whole once its deltas add up to about its own size. Reading joins them in.
 enum DocumentRows {
     /// A document's primary key, its `_id` rendered once.
     struct RowID {
@@ -31,6 +35,14 @@ enum DocumentRows {
         ON CONFLICT (collection, id) DO UPDATE SET state = excluded.state, json = excluded.json, seq = excluded.seq
         """
 
+    /// Appends an encoded delta to a row's encoded state, if the row is still at the position
+    /// the caller saw it at (so is laid out as it thinks) and holds an encoded state.
+    /// `||` makes text of blobs; the cast keeps the bytes.
+    static let appendSQL = """
+        UPDATE document SET state = CAST(state || ? AS BLOB), json = ?, seq = ?
+        WHERE collection = ? AND id = ? AND seq = ? AND typeof(state) = 'blob'
+        """
+
     /// Runs `loadSQL` for `row`, through `cache`.
     static func load(_ statement: RawStatement, _ row: RowID, site: SiteID, cache: DocumentStateCache) throws -> DocumentState? {
         try statement.bind(row.key.collection, at: 1)
@@ -38,8 +50,9 @@ enum DocumentRows {
         return try statement.firstRow { columns in
             let sequence = columns.int64(2)
             if let state = cache.state(of: row.key, at: sequence) { return state }
-            let state = try decode(columns.storedState(0), json: { columns.text(1) }, row.key, site: site)
-            cache.insert(state, of: row.key, at: sequence, storedBytes: Int(columns.int64(3)))
+            var layout: StoredLayout?
+            let state = try decode(columns.storedState(0), json: { columns.text(1) }, row.key, site: site, layout: &layout)
+            cache.insert(state, of: row.key, at: sequence, storedBytes: Int(columns.int64(3)), layout: layout)
             return state
         }
     }
@@ -60,12 +73,29 @@ enum DocumentRows {
 
     /// The state of a row, from its `state` column and, for a created document, its JSON.
     static func decode(_ stored: StoredState, json: () -> String?, _ key: DocumentKey, site: SiteID) throws -> DocumentState {
+        var layout: StoredLayout?
+        return try decode(stored, json: json, key, site: site, layout: &layout)
+    }
+
+    /// `decode`, also saying how an encoded state is laid out (nil for a creation time).
+    static func decode(_ stored: StoredState, json: () -> String?, _ key: DocumentKey, site: SiteID,
+                       layout: inout StoredLayout?) throws -> DocumentState {
         switch stored {
         case .encoded(let bytes):
-            var context = DecodingContext()
+            // Each part is a stream of its own (`StateEncoder`): a fresh context for each.
             var reader = ByteReader(Array(bytes))
             do {
-                return try context.readDocument(from: &reader)
+                var context = DecodingContext()
+                var state = try context.readDocument(from: &reader)
+                var found = StoredLayout(whole: bytes.count - reader.remaining)
+                while !reader.isAtEnd {
+                    let start = reader.remaining
+                    var context = DecodingContext()
+                    state.join(try context.readDocument(from: &reader))
+                    found.appended(start - reader.remaining)
+                }
+                layout = found
+                return state
             } catch {
                 throw StoreError.corruptDocument(collection: key.collection, id: key.storageID, reason: error)
             }
@@ -82,21 +112,30 @@ enum DocumentRows {
     /// The document as readers see it, with its `_id`; nil when not live.
     static func visibleValue(_ state: DocumentState, id: Value) -> Value? { state.document(id: id) }
 
-    /// Runs `storeSQL` for `row`. Returns the bytes the row keeps (`Store.storedBytesSQL`).
+    /// What a row keeps once written: its bytes (`Store.storedBytesSQL`) and, for an encoded
+    /// state, how that is laid out.
+    struct Written {
+        var storedBytes: Int
+        var layout: StoredLayout?
+    }
+
+    /// Runs `storeSQL` for `row`, writing its state whole.
     @discardableResult
     static func store(_ statement: RawStatement, _ row: RowID, state: DocumentState, json: String?, sequence: Int64, site: SiteID,
-                      encoder: borrowing Mutex<StateEncoder>) throws -> Int {
-        // Every document written passes here, a peer's included: the one place the rule holds.
+                      encoder: borrowing Mutex<StateEncoder>) throws -> Written {
+        // Every document written passes here or through `append`, a peer's included: the one
+        // place the rule holds.
         try CollectionName.check(row.key.collection)
         try statement.bind(row.key.collection, at: 1)
         try statement.bind(row.id, at: 2)
-        var stored = json?.utf8.count ?? 0
+        var written = Written(storedBytes: json?.utf8.count ?? 0)
         if json != nil, let stamp = state.creationStamp, stamp.site == site {
             try statement.bind(Int64(bitPattern: stamp.time.rawValue), at: 3)
         } else {
             try encoder.withLock { encoder in
                 try encoder.encode(state) { bytes in
-                    stored += bytes.count
+                    written.storedBytes += bytes.count
+                    written.layout = StoredLayout(whole: bytes.count)
                     try statement.bind(bytes, at: 3)
                 }
             }
@@ -104,7 +143,32 @@ enum DocumentRows {
         try statement.bind(json, at: 4)
         try statement.bind(sequence, at: 5)
         try statement.execute()
-        return stored
+        return written
+    }
+
+    /// Runs `appendSQL` for `row`, whose state the caller has joined `delta` into and whose row
+    /// it last saw at `previous` laid out as `layout`. Returns nil, having written nothing, when
+    /// the delta does not fit the layout's allowance or the row is no longer as seen: the
+    /// caller then writes the state whole.
+    static func append(_ statement: RawStatement, _ db: Database, _ row: RowID, delta: DocumentState, json: String?, sequence: Int64,
+                       onto previous: Int64, laidOut layout: StoredLayout, encoder: borrowing Mutex<StateEncoder>) throws -> Written? {
+        try CollectionName.check(row.key.collection)
+        return try encoder.withLock { encoder in
+            try encoder.encode(delta) { bytes -> Written? in
+                guard layout.admits(bytes.count) else { return nil }
+                try statement.bind(bytes, at: 1)
+                try statement.bind(json, at: 2)
+                try statement.bind(sequence, at: 3)
+                try statement.bind(row.key.collection, at: 4)
+                try statement.bind(row.id, at: 5)
+                try statement.bind(previous, at: 6)
+                try statement.execute()
+                guard db.changesCount == 1 else { return nil }
+                var grown = layout
+                grown.appended(bytes.count)
+                return Written(storedBytes: grown.bytes + (json?.utf8.count ?? 0), layout: grown)
+            }
+        }
     }
 }
 

@@ -21,6 +21,8 @@ final class DocumentStateCache: Sendable {
         var state: DocumentState
         var cost: Int
         var used: Bool
+        /// How the row lays out its encoded state, when known (`DocumentRows.append`).
+        var layout: StoredLayout?
     }
 
     private struct Contents {
@@ -49,10 +51,20 @@ final class DocumentStateCache: Sendable {
         }
     }
 
+    /// The position and layout of `key`'s row as last cached, if known. The row may have moved
+    /// on since (an older reader's entry): whoever relies on it checks the position.
+    func layout(of key: DocumentKey) -> (sequence: Int64, layout: StoredLayout)? {
+        guard capacity > 0 else { return nil }
+        return contents.withLock { contents in
+            guard let entry = contents.entries[key], let layout = entry.layout else { return nil }
+            return (entry.sequence, layout)
+        }
+    }
+
     /// Remembers the state of `key`'s row at `sequence`; `storedBytes` is the row's size in the
-    /// store. A document bigger than a quarter of the capacity is not kept (nor what was cached
-    /// of it).
-    func insert(_ state: DocumentState, of key: DocumentKey, at sequence: Int64, storedBytes: Int) {
+    /// store, `layout` how its state is laid out if known. A document bigger than a quarter of
+    /// the capacity is not kept (nor what was cached of it).
+    func insert(_ state: DocumentState, of key: DocumentKey, at sequence: Int64, storedBytes: Int, layout: StoredLayout? = nil) {
         guard capacity > 0 else { return }
         let cost = Self.memory(of: state, storedBytes: storedBytes)
         contents.withLock { contents in
@@ -64,7 +76,7 @@ final class DocumentStateCache: Sendable {
             }
             guard cost <= capacity / 4 else { return }
             if contents.cost + cost > capacity { Self.makeRoom(for: cost, in: &contents, capacity: capacity) }
-            contents.entries[key] = Entry(sequence: sequence, state: state, cost: cost, used: false)
+            contents.entries[key] = Entry(sequence: sequence, state: state, cost: cost, used: false, layout: layout)
             contents.cost += cost
         }
     }

@@ -58,6 +58,7 @@ public final class WriteTransaction {
     /// The statements every document write runs, prepared once per transaction.
     private var loadStatement: RawStatement?
     private var storeStatement: RawStatement?
+    private var appendStatement: RawStatement?
 
     private func prepared(_ cached: inout RawStatement?, _ sql: String) throws -> RawStatement {
         if let cached { return cached }
@@ -127,7 +128,7 @@ public final class WriteTransaction {
         var state = try load(row) ?? DocumentState()
         let wasLive = state.isLive, hadAttachments = !state.attachments.isEmpty
         guard let delta = mutation(&state, try store.stamp()) else { return false }
-        try save(row, state: state, delta: delta, wasLive: wasLive, hadAttachments: hadAttachments)
+        try save(row, state: state, delta: delta, wasLive: wasLive, hadAttachments: hadAttachments, joinsDelta: true)
         return true
     }
 
@@ -137,14 +138,24 @@ public final class WriteTransaction {
     }
 
     /// Stores a document's new state and records the change. A local change adds its events to
-    /// the store's version vector; a merged one does not (see `merge`).
-    func save(_ row: DocumentRows.RowID, state: DocumentState, delta: DocumentState, wasLive: Bool, hadAttachments: Bool, local: Bool = true) throws {
+    /// the store's version vector; a merged one does not (see `merge`). `joinsDelta` says that
+    /// `state` is the state this transaction loaded joined with `delta`, and nothing else: then
+    /// the row may keep the delta appended rather than the state rewritten whole.
+    func save(_ row: DocumentRows.RowID, state: DocumentState, delta: DocumentState, wasLive: Bool, hadAttachments: Bool, local: Bool = true,
+              joinsDelta: Bool = false) throws {
         let sequence = store.nextSequence()
         let withheld = store.isWithheld(row.key)
         let json = withheld ? nil : state.visibleJSON(adding: ("_id", row.key.id))
-        let stored = try DocumentRows.store(prepared(&storeStatement, DocumentRows.storeSQL), row, state: state, json: json, sequence: sequence, site: store.site, encoder: store.stateEncoder)
+        var written: DocumentRows.Written?
+        if joinsDelta, let (previous, layout) = store.stateCache.layout(of: row.key) {
+            written = try DocumentRows.append(prepared(&appendStatement, DocumentRows.appendSQL), db, row, delta: delta, json: json, sequence: sequence,
+                                              onto: previous, laidOut: layout, encoder: store.stateEncoder)
+        }
+        if written == nil {
+            written = try DocumentRows.store(prepared(&storeStatement, DocumentRows.storeSQL), row, state: state, json: json, sequence: sequence, site: store.site, encoder: store.stateEncoder)
+        }
         // Cached before the commit: a rollback empties the cache (see `DocumentStateCache`).
-        store.stateCache.insert(state, of: row.key, at: sequence, storedBytes: stored)
+        store.stateCache.insert(state, of: row.key, at: sequence, storedBytes: written?.storedBytes ?? 0, layout: written?.layout)
         try AttachmentReferences.update(db, row, state: state, hadAttachments: hadAttachments)
         changes.append(DocumentChange(key: row.key, delta: delta, state: state, sequence: sequence, withheld: withheld))
         if local {
