@@ -4,7 +4,8 @@ import GRDB
 ///
 /// - `document`: one row per document: its CRDT state (ArcusCodec encoding, version vector
 ///   included — or, for a document created by one local write and unchanged since, that write's
-///   time as an integer; see `DocumentRows`), its materialised JSON with `_id` (NULL once
+///   time as an integer; an encoded state may carry the deltas of later changes appended, see
+///   `DocumentRows` and `StoredLayout`), its materialised JSON with `_id` (NULL once
 ///   removed: the row stays so the removal syncs), and `seq`, the change-log position of its
 ///   latest change. Since v3 `seq`
 ///   is the rowid: the table itself is the change log ("what changed since X" is a range of
