@@ -28,7 +28,10 @@ enum DocumentRows {
         }
     }
 
-    static let loadSQL = "SELECT state, json, seq, \(Store.storedBytesSQL) FROM document WHERE collection = ? AND id = ?"
+    /// A row's position, from the key's index alone: enough when the cache has its state.
+    static let positionSQL = "SELECT seq FROM document WHERE collection = ? AND id = ?"
+    /// The row at a position, read only when the cache does not have its state.
+    static let loadSQL = "SELECT state, json, \(Store.storedBytesSQL) FROM document WHERE seq = ?"
 
     static let storeSQL = """
         INSERT INTO document (collection, id, state, json, seq) VALUES (?, ?, ?, ?, ?)
@@ -43,16 +46,18 @@ enum DocumentRows {
         WHERE collection = ? AND id = ? AND seq = ? AND typeof(state) = 'blob'
         """
 
-    /// Runs `loadSQL` for `row`, through `cache`.
-    static func load(_ statement: RawStatement, _ row: RowID, site: SiteID, cache: DocumentStateCache) throws -> DocumentState? {
-        try statement.bind(row.key.collection, at: 1)
-        try statement.bind(row.id, at: 2)
-        return try statement.firstRow { columns in
-            let sequence = columns.int64(2)
-            if let state = cache.state(of: row.key, at: sequence) { return state }
+    /// The state of `row` through `cache`: `position` (`positionSQL`) finds where the row is,
+    /// and only if the cache lacks the state there does `load` (`loadSQL`) read and decode it.
+    static func load(_ row: RowID, position: RawStatement, load: RawStatement, site: SiteID, cache: DocumentStateCache) throws -> DocumentState? {
+        try position.bind(row.key.collection, at: 1)
+        try position.bind(row.id, at: 2)
+        guard let sequence = try position.firstRow({ $0.int64(0) }) else { return nil }
+        if let state = cache.state(of: row.key, at: sequence) { return state }
+        try load.bind(sequence, at: 1)
+        return try load.firstRow { columns in
             var layout: StoredLayout?
             let state = try decode(columns.storedState(0), json: { columns.text(1) }, row.key, site: site, layout: &layout)
-            cache.insert(state, of: row.key, at: sequence, storedBytes: Int(columns.int64(3)), layout: layout)
+            cache.insert(state, of: row.key, at: sequence, storedBytes: Int(columns.int64(2)), layout: layout)
             return state
         }
     }

@@ -56,6 +56,7 @@ public final class WriteTransaction {
     private var conflictsChanged: [DocumentKey: [FieldConflicts.KeptLoser]] = [:]
 
     /// The statements every document write runs, prepared once per transaction.
+    private var positionStatement: RawStatement?
     private var loadStatement: RawStatement?
     private var storeStatement: RawStatement?
     private var appendStatement: RawStatement?
@@ -134,7 +135,8 @@ public final class WriteTransaction {
 
     /// The document's state as this transaction sees it; nil when it has no row.
     func load(_ row: DocumentRows.RowID) throws -> DocumentState? {
-        try DocumentRows.load(prepared(&loadStatement, DocumentRows.loadSQL), row, site: store.site, cache: store.stateCache)
+        try DocumentRows.load(row, position: prepared(&positionStatement, DocumentRows.positionSQL), load: prepared(&loadStatement, DocumentRows.loadSQL),
+                              site: store.site, cache: store.stateCache)
     }
 
     /// Stores a document's new state and records the change. A local change adds its events to
