@@ -3,13 +3,15 @@ extension DocumentState {
     /// as the `_id`) added at the root; nil when the document is not live. The same text as
     /// `value` with `extra` added, then `jsonString`, without building the value first.
     public func visibleJSON(adding extra: (name: String, value: Value)? = nil) -> String? {
-        guard mapOrder(cells.indices) != nil else { return nil }
         var writer = JSONWriter(capacity: 64 + 24 * cells.count)
-        writeVisibleMap(cells.indices, adding: extra, to: &writer)
+        // Written first and dropped if the document turns out not live: one walk, not two.
+        guard writeVisibleMap(cells.indices, adding: extra, to: &writer) != nil else { return nil }
         return writer.text
     }
 
-    private func writeVisibleMap(_ range: Range<Int>, adding extra: (name: String, value: Value)?, to writer: inout JSONWriter) {
+    /// Writes the map in `range`; returns its latest live stamp (nil: the map is not live).
+    @discardableResult
+    private func writeVisibleMap(_ range: Range<Int>, adding extra: (name: String, value: Value)?, to writer: inout JSONWriter) -> Stamp? {
         writer.append(byte: UInt8(ascii: "{"))
         var first = true
         var extra = extra
@@ -19,7 +21,7 @@ extension DocumentState {
             writer.write(name)
             writer.append(byte: UInt8(ascii: ":"))
         }
-        forEachVisibleField(in: range) { span, visible in
+        let latest = forEachVisibleField(in: range) { span, visible in
             let name = names[Int(cells[span.field].index)]
             if let pending = extra, pending.name <= name {
                 writeName(pending.name)
@@ -39,5 +41,6 @@ extension DocumentState {
             writer.write(pending.value)
         }
         writer.append(byte: UInt8(ascii: "}"))
+        return latest
     }
 }
