@@ -19,16 +19,7 @@ struct AppendedStateTests {
             for row in try Row.fetchAll(db, sql: "SELECT id, state, json FROM document WHERE collection = ?", arguments: [collection]) {
                 let key = DocumentKey(collection: collection, id: try Value(json: row[0]))
                 var layout: StoredLayout?
-                let stored: DatabaseValue = row[1]
-                let state: DocumentState
-                switch stored.storage {
-                case .blob(let data):
-                    state = try data.withUnsafeBytes {
-                        try DocumentRows.decode(.encoded($0), json: { row[2] }, key, site: store.site, layout: &layout)
-                    }
-                default:
-                    state = try DocumentRows.decode(stored, json: row[2], key, site: store.site)
-                }
+                let state = try DocumentRows.decode(row[1], json: row[2], key, site: store.site, layout: &layout)
                 found[key] = (state, layout)
             }
             return found

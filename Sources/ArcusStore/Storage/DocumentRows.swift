@@ -128,8 +128,8 @@ enum DocumentRows {
     @discardableResult
     static func store(_ statement: RawStatement, _ row: RowID, state: DocumentState, json: String?, sequence: Int64, site: SiteID,
                       encoder: borrowing Mutex<StateEncoder>) throws -> Written {
-        // Every document written passes here or through `append`, a peer's included: the one
-        // place the rule holds.
+        // Every document written passes here, a peer's included: the one place the rule holds
+        // (`append` only extends a row that came through here).
         try CollectionName.check(row.key.collection)
         try statement.bind(row.key.collection, at: 1)
         try statement.bind(row.id, at: 2)
@@ -157,8 +157,7 @@ enum DocumentRows {
     /// caller then writes the state whole.
     static func append(_ statement: RawStatement, _ db: Database, _ row: RowID, delta: DocumentState, json: String?, sequence: Int64,
                        onto previous: Int64, laidOut layout: StoredLayout, encoder: borrowing Mutex<StateEncoder>) throws -> Written? {
-        try CollectionName.check(row.key.collection)
-        return try encoder.withLock { encoder in
+        try encoder.withLock { encoder in
             try encoder.encode(delta) { bytes -> Written? in
                 guard layout.admits(bytes.count) else { return nil }
                 try statement.bind(bytes, at: 1)
@@ -180,11 +179,17 @@ enum DocumentRows {
 extension DocumentRows {
     /// The state of a row read through GRDB: its `state` column (integer or blob) and its JSON.
     static func decode(_ state: DatabaseValue, json: String?, _ key: DocumentKey, site: SiteID) throws -> DocumentState {
+        var layout: StoredLayout?
+        return try decode(state, json: json, key, site: site, layout: &layout)
+    }
+
+    /// `decode`, also saying how an encoded state is laid out (nil for a creation time).
+    static func decode(_ state: DatabaseValue, json: String?, _ key: DocumentKey, site: SiteID, layout: inout StoredLayout?) throws -> DocumentState {
         switch state.storage {
         case .int64(let time):
-            return try decode(.created(Timestamp(rawValue: UInt64(bitPattern: time))), json: { json }, key, site: site)
+            return try decode(.created(Timestamp(rawValue: UInt64(bitPattern: time))), json: { json }, key, site: site, layout: &layout)
         case .blob(let data):
-            return try data.withUnsafeBytes { try decode(.encoded($0), json: { json }, key, site: site) }
+            return try data.withUnsafeBytes { try decode(.encoded($0), json: { json }, key, site: site, layout: &layout) }
         default:
             throw StoreError.corruptDocument(collection: key.collection, id: key.storageID, reason: .invalidValue("its state column is neither an encoded state nor a creation time"))
         }
