@@ -7,10 +7,15 @@
 /// value takes over the slot of the value it replaces, and a removal empties the slot at once:
 /// a removed value is not kept, not even in memory, and the tables do not grow with overwrites.
 extension DocumentState {
-    /// Merges `other` (a whole state or a delta) into this state.
-    public mutating func join(_ other: DocumentState) {
+    /// Merges `other` (a whole state or a delta) into this state. Returns whether this state
+    /// changed: its version grew, or a cell of `other` went in. Callers ask this rather than
+    /// compare with a copy kept from before, which would cost the copy and the comparison.
+    @discardableResult
+    public mutating func join(_ other: DocumentState) -> Bool {
+        let versionBefore = version
         version.formUnion(other.version)
-        guard !other.cells.isEmpty else { return }
+        let versionGrew = version != versionBefore
+        guard !other.cells.isEmpty else { return versionGrew }
         if cells.isEmpty {
             let version = self.version
             self = other
@@ -18,10 +23,12 @@ extension DocumentState {
             // A decoded delta may share its tables with a whole batch: keep only ours.
             compactIfWasteful()
             compactNamesIfWasteful()
-            return
+            return true
         }
-        if joinInPlace(other) { return }
+        if let tookAny = joinInPlace(other) { return tookAny || versionGrew }
+        // Only a delta with more insertions than joining in place allows gets here: it changes.
         merge(other)
+        return true
     }
 
     /// One step of joining in place: `other.cells[source]` replaces `cells[target]` if it wins, or
@@ -36,9 +43,9 @@ extension DocumentState {
     /// is quadratic, the merge linear).
     private static let insertionLimit = 8
 
-    /// Joins `other` in place; returns false, changing nothing, for a delta that would need many
-    /// insertions.
-    private mutating func joinInPlace(_ other: DocumentState) -> Bool {
+    /// Joins `other` in place, returning whether a cell of it went in; nil, changing nothing,
+    /// for a delta that would need many insertions.
+    private mutating func joinInPlace(_ other: DocumentState) -> Bool? {
         withUnsafeTemporaryAllocation(of: Action.self, capacity: other.cells.count) { actions in
             var planned = 0
             let fits = cells.withUnsafeBufferPointer { a in
@@ -53,41 +60,45 @@ extension DocumentState {
                     }
                 }
             }
-            guard fits else { return false }
+            guard fits else { return nil }
             var nameCache = NameCache()
+            var tookAny = false
             for k in 0..<planned where actions[k].count == 0 {
-                replace(actions[k].target, with: other, actions[k].source)
+                if replace(actions[k].target, with: other, actions[k].source) { tookAny = true }
             }
             // Insertions from the back, so earlier positions stay valid; at one position, in reverse.
             for k in stride(from: planned - 1, through: 0, by: -1) where actions[k].count > 0 {
                 let action = actions[k]
                 cells.insert(contentsOf: other.cells[action.source..<action.source + action.count], at: action.target)
                 for i in action.target..<action.target + action.count { adoptPayload(ofCellAt: i, from: other, &nameCache) }
+                tookAny = true
             }
             compactIfWasteful()
-            return true
+            return tookAny
         }
     }
 
-    /// Puts `other.cells[source]` in place of `cells[target]` if it wins there.
+    /// Puts `other.cells[source]` in place of `cells[target]` if it wins there; returns whether it did.
     @inline(__always)
-    private mutating func replace(_ target: Int, with other: DocumentState, _ source: Int) {
+    private mutating func replace(_ target: Int, with other: DocumentState, _ source: Int) -> Bool {
         let current = cells[target]
         var incoming = other.cells[source]
         switch incoming.kind {
-        case .field: return
+        case .field: return false
         case .marker:
-            if Self.precedes(current, incoming) { cells[target] = incoming }
-            return
+            guard Self.precedes(current, incoming) else { return false }
+            cells[target] = incoming
+            return true
         case .register:
-            guard Self.precedes(current, incoming) else { return }
+            guard Self.precedes(current, incoming) else { return false }
         case .contribution:
-            guard current.order < incoming.order else { return }
+            guard current.order < incoming.order else { return false }
         case .baseline:
-            guard current.order != incoming.order ? current.order < incoming.order : current.event < incoming.event else { return }
+            guard current.order != incoming.order ? current.order < incoming.order : current.event < incoming.event else { return false }
         }
         takePayload(of: &incoming, from: other, replacing: current)
         cells[target] = incoming
+        return true
     }
 
     /// Gives `incoming` (a register or counter cell of `other` about to replace `current`) its

@@ -95,6 +95,40 @@ struct ConvergencePropertyTests {
         #expect(a.joined(a) == a)
         #expect(a.joined(b).joined(b) == a.joined(b))
     }
+
+    /// `join` answers whether it changed the state, which the store trusts instead of comparing
+    /// with a copy: it must agree with that comparison for deltas (joined in place), duplicates
+    /// (no change) and whole states (the merge pass), and must tell a grown version alone.
+    @Test("join says whether it changed the state", arguments: SeededRandom.seeds(count: 20, test: "join-changed"))
+    func joinSaysWhetherItChanged(seed: UInt64) throws {
+        print("join-changed seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")
+        var rng = SeededRandom(seed: seed)
+        var replicas = (0..<3).map { i in Replica(site: SiteID(UInt64(i + 7)), clock: HybridLogicalClock(physical: { 1000 })) }
+        var deltas: [DocumentState] = []
+        var outcomes = (changed: 0, unchanged: 0)
+        func check(_ target: inout DocumentState, joining other: DocumentState) {
+            let before = target
+            let said = target.join(other)
+            #expect(said == (target != before), "seed \(seed): join said \(said), but the state \(target != before ? "changed" : "did not change")")
+            if said { outcomes.changed += 1 } else { outcomes.unchanged += 1 }
+        }
+        for _ in 0..<300 {
+            let r = Int.random(in: 0..<3, using: &rng)
+            switch Int.random(in: 0..<4, using: &rng) {
+            case 0, 1:
+                if let delta = try Self.mutate(&replicas[r], doc: "d", &rng) { deltas.append(delta) }
+            case 2 where !deltas.isEmpty:
+                // A delta, maybe one this replica has already had.
+                check(&replicas[r].docs["d", default: DocumentState()], joining: deltas.randomElement(using: &rng)!)
+            default:
+                let from = Int.random(in: 0..<3, using: &rng)
+                check(&replicas[r].docs["d", default: DocumentState()], joining: replicas[from].docs["d"] ?? DocumentState())
+            }
+        }
+        var versionOnly = replicas[0].docs["d"] ?? DocumentState()
+        check(&versionOnly, joining: DocumentState(version: VersionVector(Stamp(time: Timestamp(rawValue: 1 << 60), site: SiteID(99)))))
+        #expect(outcomes.changed > 0 && outcomes.unchanged > 0, "seed \(seed): both outcomes are exercised (\(outcomes))")
+    }
 }
 
 /// A counter the fake physical clocks share; reference type so the closure can be `@Sendable`.

@@ -1,6 +1,7 @@
 import ArcusCRDT
 import Foundation
 import Testing
+import ArcusCodec
 @testable import ArcusStore
 
 /// Reads through the cache of decoded states see what the rows hold: the latest commit, never a
@@ -48,6 +49,60 @@ struct DocumentStateCacheTests {
         }
         #expect(try Self.logged(t.store) == .string(big))
         #expect(try t.store.execute("SELECT n FROM cars WHERE _id = 'a'").items == [["n": .string(big)]])
+    }
+
+    /// The row's position and the state the cache holds there, if any.
+    static func cached(_ store: Store) throws -> (sequence: Int64, state: DocumentState?) {
+        let sequence = try store.read { db in try Int64.fetchOne(db, sql: "SELECT seq FROM document WHERE collection = ? AND id = ?", arguments: [key.collection, key.storageID]) }!
+        return (sequence, store.stateCache.state(of: key, at: sequence))
+    }
+
+    static func expectCached(_ store: Store, _ sequence: Int64, _ state: DocumentState, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let now = try cached(store)
+        #expect(now.sequence == sequence, sourceLocation: sourceLocation)
+        #expect(now.state == state, "the state is cached", sourceLocation: sourceLocation)
+    }
+
+    @Test("a writer takes the cached state to change it, and gives it back when it changes nothing")
+    func takenAndGivenBack() throws {
+        let t = try TemporaryStore()
+        // Written twice, the row holds an encoded state, whose layout the cache knows.
+        try Self.set(t.store, 1)
+        try Self.set(t.store, 2)
+        let written = try Self.cached(t.store)
+        let state = try #require(written.state)
+        // Taken, the state is no reader's to see, but the row's layout stays known.
+        let cache = t.store.stateCache
+        #expect(cache.take(of: Self.key, at: written.sequence) == state)
+        #expect(cache.state(of: Self.key, at: written.sequence) == nil)
+        #expect(cache.take(of: Self.key, at: written.sequence) == nil)
+        #expect(cache.layout(of: Self.key)?.sequence == written.sequence)
+        cache.giveBack(state, of: Self.key)
+        #expect(cache.state(of: Self.key, at: written.sequence) == state)
+
+        // A merge of what the store already has, and a mutation that changes nothing, leave the
+        // row where it was and its state cached, not dropped for the next read to decode again.
+        try t.store.write { tx in
+            let merged = try tx.merge(DocumentDelta(key: Self.key, state: state))
+            #expect(!merged)
+        }
+        try Self.expectCached(t.store, written.sequence, state)
+        try t.store.write { tx in
+            let applied = try tx.apply(Self.key) { _, _ in nil }
+            #expect(!applied)
+        }
+        try Self.expectCached(t.store, written.sequence, state)
+        try t.store.write { tx in
+            let updated = try tx.update(Self.key) { _ in }
+            #expect(!updated)
+        }
+        try Self.expectCached(t.store, written.sequence, state)
+
+        // A change caches the new state at the row's new position.
+        try Self.set(t.store, 3)
+        let changed = try Self.cached(t.store)
+        #expect(changed.sequence > written.sequence)
+        #expect(changed.state?.value?[path: "n"] == .int(3))
     }
 
     @Test("every read sees the latest commit, through a cache too small to hold the documents")

@@ -120,13 +120,16 @@ extension WriteTransaction {
     /// Runs `body` on the document at `key` (created if absent); returns whether it changed.
     func update(_ key: DocumentKey, _ body: (MutableDocument) throws -> Void) throws -> Bool {
         let row = DocumentRows.RowID(key)
-        let state = try load(row) ?? DocumentState()
+        let state = try load(row, toChange: true) ?? DocumentState()
         let wasLive = state.isLive, hadAttachments = !state.attachments.isEmpty
         let store = self.store
         let document = MutableDocument(id: key.id, state: state, stamp: { try store.stamp() })
+        var changed = false
+        defer { if !changed { store.stateCache.giveBack(state, of: key) } }
         try body(document)
         if let refusal = document.refusal { throw refusal }
         guard let delta = document.delta else { return false }
+        changed = true
         try save(row, state: document.state, delta: delta, wasLive: wasLive, hadAttachments: hadAttachments, joinsDelta: true)
         return true
     }

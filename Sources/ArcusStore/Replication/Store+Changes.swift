@@ -85,26 +85,29 @@ extension WriteTransaction {
         // Cells of a reaped tombstone's document that a late copy brings back stay dead.
         incoming = unreaped(incoming, of: delta.key)
         let row = DocumentRows.RowID(delta.key)
-        var state = try load(row) ?? DocumentState()
+        var state = try load(row, toChange: true) ?? DocumentState()
+        var changed = false
         // Nothing left to merge into nothing: no row for a reaped document's old copy.
         guard !incoming.isEmpty || !state.isEmpty else { return false }
-        let before = state
+        defer { if !changed { store.stateCache.giveBack(state, of: delta.key) } }
         // What the sender had seen, for the conflict view. Its entry for this store's own events
         // says what the sender had seen of them (`Store.conflictKnowledge`), more or less than
         // is here: the state claims exactly the own events it holds.
         let seen = incoming.version
         let site = store.site
         if seen[site] != nil {
-            incoming.version = incoming.version.setting(site, to: [before.version[site], incoming.eventVersion[site]].compactMap { $0 }.max())
+            incoming.version = incoming.version.setting(site, to: [state.version[site], incoming.eventVersion[site]].compactMap { $0 }.max())
         }
+        // Judged only where something can come of it: a store that keeps conflicts, or a
+        // document with kept ones that this merge may supersede. Only then is the state before
+        // the join kept, since keeping it makes the join copy the state.
+        let before = store.conflictsPerField > 0 || !keptLosers(delta.key).isEmpty ? state : nil
         let wasLive = state.isLive, hadAttachments = !state.attachments.isEmpty
-        state.join(incoming)
-        guard state != before else { return false }
+        changed = state.join(incoming)
+        guard changed else { return false }
         store.observe(incoming.eventVersion.maxTime, through: latest)
         try save(row, state: state, delta: incoming, wasLive: wasLive, hadAttachments: hadAttachments, local: false, joinsDelta: true)
-        // Judged only where something can come of it: a store that keeps conflicts, or a
-        // document with kept ones that this merge may supersede.
-        if store.conflictsPerField > 0 || !keptLosers(delta.key).isEmpty {
+        if let before {
             try recordConflicts(FieldConflicts.judge(before: before, incoming: incoming, seen: seen, seenInFull: sayingWhatItSaw ? nil : site),
                                 of: delta.key, seen: seen)
         }

@@ -48,16 +48,17 @@ enum DocumentRows {
 
     /// The state of `row` through `cache`: `position` (`positionSQL`) finds where the row is,
     /// and only if the cache lacks the state there does `load` (`loadSQL`) read and decode it.
-    static func load(_ row: RowID, position: RawStatement, load: RawStatement, site: SiteID, cache: DocumentStateCache) throws -> DocumentState? {
+    /// `toChange`: the caller will change the state, so the cache lets go of it (`take`).
+    static func load(_ row: RowID, position: RawStatement, load: RawStatement, site: SiteID, cache: DocumentStateCache, toChange: Bool = false) throws -> DocumentState? {
         try position.bind(row.key.collection, at: 1)
         try position.bind(row.id, at: 2)
         guard let sequence = try position.firstRow({ $0.int64(0) }) else { return nil }
-        if let state = cache.state(of: row.key, at: sequence) { return state }
+        if let state = toChange ? cache.take(of: row.key, at: sequence) : cache.state(of: row.key, at: sequence) { return state }
         try load.bind(sequence, at: 1)
         return try load.firstRow { columns in
             var layout: StoredLayout?
             let state = try decode(columns.storedState(0), json: { columns.text(1) }, row.key, site: site, layout: &layout)
-            cache.insert(state, of: row.key, at: sequence, storedBytes: Int(columns.int64(2)), layout: layout)
+            cache.insert(state, of: row.key, at: sequence, storedBytes: Int(columns.int64(2)), layout: layout, taken: toChange)
             return state
         }
     }

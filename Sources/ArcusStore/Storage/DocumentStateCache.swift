@@ -18,7 +18,8 @@ import Synchronization
 final class DocumentStateCache: Sendable {
     private struct Entry {
         var sequence: Int64
-        var state: DocumentState
+        /// Nil while a writer has taken it to change (`take`).
+        var state: DocumentState?
         var cost: Int
         var used: Bool
         /// How the row lays out its encoded state, when known (`DocumentRows.append`).
@@ -51,6 +52,28 @@ final class DocumentStateCache: Sendable {
         }
     }
 
+    /// The state of `key` as its row holds it at `sequence`, if cached, for a writer that will
+    /// change it: the entry keeps its position and layout but lets go of the state, so that the
+    /// writer's changes do not copy it. The writer then caches what it wrote (`insert`), or
+    /// gives the state back unchanged (`giveBack`).
+    func take(of key: DocumentKey, at sequence: Int64) -> DocumentState? {
+        guard capacity > 0 else { return nil }
+        return contents.withLock { contents in
+            guard let entry = contents.entries[key], entry.sequence == sequence, let state = entry.state else { return nil }
+            contents.entries[key]!.state = nil
+            return state
+        }
+    }
+
+    /// Puts back a state taken (`take`) and left unchanged.
+    func giveBack(_ state: DocumentState, of key: DocumentKey) {
+        guard capacity > 0 else { return }
+        contents.withLock { contents in
+            guard contents.entries[key] != nil, contents.entries[key]!.state == nil else { return }
+            contents.entries[key]!.state = state
+        }
+    }
+
     /// The position and layout of `key`'s row as last cached, if known. The row may have moved
     /// on since (an older reader's entry): whoever relies on it checks the position.
     func layout(of key: DocumentKey) -> (sequence: Int64, layout: StoredLayout)? {
@@ -63,8 +86,9 @@ final class DocumentStateCache: Sendable {
 
     /// Remembers the state of `key`'s row at `sequence`; `storedBytes` is the row's size in the
     /// store, `layout` how its state is laid out if known. A document bigger than a quarter of
-    /// the capacity is not kept (nor what was cached of it).
-    func insert(_ state: DocumentState, of key: DocumentKey, at sequence: Int64, storedBytes: Int, layout: StoredLayout? = nil) {
+    /// the capacity is not kept (nor what was cached of it). `taken`: a writer that read the row
+    /// to change it keeps the state, as from `take`, and the entry only its place.
+    func insert(_ state: DocumentState, of key: DocumentKey, at sequence: Int64, storedBytes: Int, layout: StoredLayout? = nil, taken: Bool = false) {
         guard capacity > 0 else { return }
         let cost = Self.memory(of: state, storedBytes: storedBytes)
         contents.withLock { contents in
@@ -76,7 +100,7 @@ final class DocumentStateCache: Sendable {
             }
             guard cost <= capacity / 4 else { return }
             if contents.cost + cost > capacity { Self.makeRoom(for: cost, in: &contents, capacity: capacity) }
-            contents.entries[key] = Entry(sequence: sequence, state: state, cost: cost, used: false, layout: layout)
+            contents.entries[key] = Entry(sequence: sequence, state: taken ? nil : state, cost: cost, used: false, layout: layout)
             contents.cost += cost
         }
     }

@@ -126,17 +126,22 @@ public final class WriteTransaction {
     @discardableResult
     func mutate(_ key: DocumentKey, _ mutation: (inout DocumentState, Stamp) -> DocumentState?) throws -> Bool {
         let row = DocumentRows.RowID(key)
-        var state = try load(row) ?? DocumentState()
+        var state = try load(row, toChange: true) ?? DocumentState()
         let wasLive = state.isLive, hadAttachments = !state.attachments.isEmpty
-        guard let delta = mutation(&state, try store.stamp()) else { return false }
+        guard let delta = mutation(&state, try store.stamp()) else {
+            store.stateCache.giveBack(state, of: key)
+            return false
+        }
         try save(row, state: state, delta: delta, wasLive: wasLive, hadAttachments: hadAttachments, joinsDelta: true)
         return true
     }
 
-    /// The document's state as this transaction sees it; nil when it has no row.
-    func load(_ row: DocumentRows.RowID) throws -> DocumentState? {
+    /// The document's state as this transaction sees it; nil when it has no row. `toChange`:
+    /// the caller changes the state and then saves it, or gives it back to the cache unchanged
+    /// (`DocumentStateCache.take`).
+    func load(_ row: DocumentRows.RowID, toChange: Bool = false) throws -> DocumentState? {
         try DocumentRows.load(row, position: prepared(&positionStatement, DocumentRows.positionSQL), load: prepared(&loadStatement, DocumentRows.loadSQL),
-                              site: store.site, cache: store.stateCache)
+                              site: store.site, cache: store.stateCache, toChange: toChange)
     }
 
     /// Stores a document's new state and records the change. A local change adds its events to
