@@ -16,14 +16,23 @@ import Synchronization
 /// cells, values and stored bytes): when full, it drops entries not used since the last time it
 /// was full, so memory does not grow with the store.
 final class DocumentStateCache: Sendable {
-    private struct Entry {
-        var sequence: Int64
+    /// A class, so that a lookup retains one reference, not each of the state's arrays, and
+    /// changes the entry in place.
+    private final class Entry {
+        let sequence: Int64
         /// Nil while a writer has taken it to change (`take`).
         var state: DocumentState?
-        var cost: Int
-        var used: Bool
+        let cost: Int
+        var used = false
         /// How the row lays out its encoded state, when known (`DocumentRows.append`).
-        var layout: StoredLayout?
+        let layout: StoredLayout?
+
+        init(sequence: Int64, state: DocumentState?, cost: Int, layout: StoredLayout?) {
+            self.sequence = sequence
+            self.state = state
+            self.cost = cost
+            self.layout = layout
+        }
     }
 
     private struct Contents {
@@ -47,7 +56,7 @@ final class DocumentStateCache: Sendable {
         guard capacity > 0 else { return nil }
         return contents.withLock { contents in
             guard let entry = contents.entries[key], entry.sequence == sequence else { return nil }
-            if !entry.used { contents.entries[key]?.used = true }
+            entry.used = true
             return entry.state
         }
     }
@@ -60,7 +69,7 @@ final class DocumentStateCache: Sendable {
         guard capacity > 0 else { return nil }
         return contents.withLock { contents in
             guard let entry = contents.entries[key], entry.sequence == sequence, let state = entry.state else { return nil }
-            contents.entries[key]!.state = nil
+            entry.state = nil
             return state
         }
     }
@@ -69,8 +78,8 @@ final class DocumentStateCache: Sendable {
     func giveBack(_ state: DocumentState, of key: DocumentKey) {
         guard capacity > 0 else { return }
         contents.withLock { contents in
-            guard contents.entries[key] != nil, contents.entries[key]!.state == nil else { return }
-            contents.entries[key]!.state = state
+            guard let entry = contents.entries[key], entry.state == nil else { return }
+            entry.state = state
         }
     }
 
@@ -100,7 +109,7 @@ final class DocumentStateCache: Sendable {
             }
             guard cost <= capacity / 4 else { return }
             if contents.cost + cost > capacity { Self.makeRoom(for: cost, in: &contents, capacity: capacity) }
-            contents.entries[key] = Entry(sequence: sequence, state: taken ? nil : state, cost: cost, used: false, layout: layout)
+            contents.entries[key] = Entry(sequence: sequence, state: taken ? nil : state, cost: cost, layout: layout)
             contents.cost += cost
         }
     }
@@ -127,7 +136,7 @@ final class DocumentStateCache: Sendable {
         var kept: [(DocumentKey, Entry)] = []
         kept.reserveCapacity(contents.entries.count)
         var keptCost = 0
-        for (key, var entry) in contents.entries where entry.used {
+        for (key, entry) in contents.entries where entry.used {
             entry.used = false
             kept.append((key, entry))
             keptCost += entry.cost
