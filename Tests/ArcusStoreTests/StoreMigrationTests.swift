@@ -56,4 +56,44 @@ struct StoreMigrationTests {
         #expect(Set(try store.changes(after: 20, since: .empty).batch.documents.map(\.key.id)) == [.string("car2"), .string("car0")])
         #expect(try store.changes(after: 30, since: .empty).batch.documents.map(\.key.id) == [.string("car0")])
     }
+
+    @Test("a store a newer build migrated is refused, saying why and what to do, and is left as it was")
+    func newerSchemaRefused() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-migration-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let store = try Store(directory: directory)
+            try store.execute("INSERT INTO cars DOCUMENTS ({'_id': 'a', 'n': 1})")
+        }
+        // What a later build's migration would leave.
+        do {
+            let queue = try DatabaseQueue(path: directory.appendingPathComponent("store.sqlite").path)
+            try queue.write { db in try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99-from-the-future')") }
+        }
+        // Its tables, as a plain connection reads them.
+        func contents() throws -> [[DatabaseValue]] {
+            let queue = try DatabaseQueue(path: directory.appendingPathComponent("store.sqlite").path)
+            return try queue.read { db in
+                try Row.fetchAll(db, sql: "SELECT * FROM document ORDER BY seq").map { Array($0.databaseValues) }
+                    + Row.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier").map { Array($0.databaseValues) }
+            }
+        }
+        let before = try contents()
+        let error = try #require(throws: StoreError.self) { try Store(directory: directory) }
+        guard case .newerSchema(_, let unknown) = error else {
+            Issue.record("expected newerSchema, got \(error)")
+            return
+        }
+        #expect(unknown == ["v99-from-the-future"])
+        #expect(error.description.contains("newer version of Arcus") && error.description.contains("run that version"), "\(error)")
+        #expect(try contents() == before, "the refused store is left as it was")
+
+        // The build that knows the change opens it.
+        do {
+            let queue = try DatabaseQueue(path: directory.appendingPathComponent("store.sqlite").path)
+            try queue.write { db in try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v99-from-the-future'") }
+        }
+        let store = try Store(directory: directory)
+        #expect(try store.execute("SELECT n FROM cars").items == [["n": .int(1)]])
+    }
 }

@@ -145,6 +145,7 @@ public final class Store: Sendable {
         stateCache = DocumentStateCache(capacity: options.stateCacheBytes)
         self.directory = directory
         self.lock = lock
+        try writer.read { db in try StoreSchema.refuseNewer(db, path: directory?.path ?? ":memory:") }
         try StoreSchema.migrator.migrate(writer)
         let (site, version, latest, lastSequence, checkpoint, mark, checked) = try writer.write {
             db -> (SiteID, VersionVector, Timestamp, Int64, Int64, UInt64, Bool) in

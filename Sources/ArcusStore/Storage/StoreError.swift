@@ -6,6 +6,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// Another process has the data directory open.
     case dataDirectoryInUse(path: String, holder: String)
     case cannotOpen(path: String, reason: String)
+    /// The store was written by a newer Arcus: its schema has changes (`unknown`) this build lacks.
+    case newerSchema(path: String, unknown: [String])
     /// `write` was called inside another write transaction on the same thread or task.
     case nestedWriteTransaction
     /// A statement or builder call was malformed (DQL errors carry their line and column).
@@ -25,6 +27,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             return "the data directory \(path) is in use by \(holder); stop that process, or give this one its own --data directory"
         case .cannotOpen(let path, let reason):
             return "cannot open the store at \(path): \(reason)"
+        case .newerSchema(let path, let unknown):
+            return "the store at \(path) was written by a newer version of Arcus (schema changes \(unknown.joined(separator: ", ")) are unknown to this one), which this one could misread; run that version or a later one, or give this one a new --data directory"
         case .nestedWriteTransaction:
             return "a write transaction was started inside another one; do all writes through the outer transaction (nesting would deadlock)"
         case .invalidQuery(let message):

@@ -127,6 +127,19 @@ enum StoreSchema {
                 try index.create(db)
             }
         }
+        // Encoded states may carry appended deltas (`StoredLayout`). Nothing to change in the
+        // tables; the migration marks the store, so that a build that knows it refuses to open
+        // what an even newer one wrote (see `refuseNewer`). (Builds before this one read only
+        // the whole part of such a row: do not run them on a store this one wrote.)
+        migrator.registerMigration("v8-appended-deltas") { _ in }
         return migrator
     }()
+
+    /// Throws when the store was migrated by a newer build, whose rows this one may misread:
+    /// opening it would risk writing back documents without what this build does not see.
+    static func refuseNewer(_ db: Database, path: String) throws {
+        let unknown = try migrator.appliedIdentifiers(db).subtracting(migrator.migrations)
+        guard !unknown.isEmpty else { return }
+        throw StoreError.newerSchema(path: path, unknown: unknown.sorted())
+    }
 }
