@@ -80,16 +80,12 @@ struct DocumentStateCacheTests {
         cache.giveBack(state, of: Self.key)
         #expect(cache.state(of: Self.key, at: written.sequence) == state)
 
-        // A merge of what the store already has, and a mutation that changes nothing, leave the
-        // row where it was and its state cached, not dropped for the next read to decode again.
+        // A merge of what the store already has, and a builder update that changes nothing,
+        // leave the row where it was and its state cached, not dropped for the next read to
+        // decode again.
         try t.store.write { tx in
             let merged = try tx.merge(DocumentDelta(key: Self.key, state: state))
             #expect(!merged)
-        }
-        try Self.expectCached(t.store, written.sequence, state)
-        try t.store.write { tx in
-            let applied = try tx.apply(Self.key) { _, _ in nil }
-            #expect(!applied)
         }
         try Self.expectCached(t.store, written.sequence, state)
         try t.store.write { tx in
@@ -97,6 +93,18 @@ struct DocumentStateCacheTests {
             #expect(!updated)
         }
         try Self.expectCached(t.store, written.sequence, state)
+
+        // A CRDT mutation that says it changed nothing may have changed the state it was handed
+        // all the same: that state is not cached, and the next read sees what the row holds.
+        try t.store.write { tx in
+            let applied = try tx.apply(Self.key) { state, stamp in
+                _ = state.set(FieldPath(["n"]), to: .int(99), at: stamp)
+                return nil
+            }
+            #expect(!applied)
+        }
+        #expect(try Self.cached(t.store).state == nil)
+        #expect(try Self.logged(t.store) == .int(2))
 
         // A change caches the new state at the row's new position.
         try Self.set(t.store, 3)

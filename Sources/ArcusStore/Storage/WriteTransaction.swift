@@ -128,10 +128,9 @@ public final class WriteTransaction {
         let row = DocumentRows.RowID(key)
         var state = try load(row, toChange: true) ?? DocumentState()
         let wasLive = state.isLive, hadAttachments = !state.attachments.isEmpty
-        guard let delta = mutation(&state, try store.stamp()) else {
-            store.stateCache.giveBack(state, of: key)
-            return false
-        }
+        // Not given back to the cache when it changes nothing: the closure may have changed
+        // `state` all the same (it is not ours), and the cache must hold what the row holds.
+        guard let delta = mutation(&state, try store.stamp()) else { return false }
         try save(row, state: state, delta: delta, wasLive: wasLive, hadAttachments: hadAttachments, joinsDelta: true)
         return true
     }
