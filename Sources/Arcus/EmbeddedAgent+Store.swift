@@ -17,19 +17,31 @@ extension EmbeddedAgent {
     public func execute(
         _ statement: String, arguments: [String: Value] = [:], waitingUntilHeldBy peers: [String], timeout: Duration = .seconds(30)
     ) async throws -> SyncedResult {
-        let wait: SyncedWait
+        let wait = try syncedWait(peers, timeout: timeout)
+        let result = try await agent.execute(statement, arguments: arguments)
+        let unsynced = try await unsynced(result.writtenDocuments, wait)
+        return SyncedResult(
+            result: result, synced: wait.targets.map(\.named).filter { name in !unsynced.contains { $0.peer == name } }, unsynced: unsynced
+        )
+    }
+
+    /// Waits until every peer named (peer id, site, or the name it announces) holds `documents`
+    /// as they are here, or `timeout` passes; returns the peers that do not, and why. For an
+    /// app about to stop: what it wrote reaches the peers it is talking to before it goes.
+    public func waitUntil(_ peers: [String], hold documents: [DocumentKey], timeout: Duration = .seconds(30)) async throws -> [SyncedResult.Unsynced] {
+        try await unsynced(documents, syncedWait(peers, timeout: timeout))
+    }
+
+    private func syncedWait(_ peers: [String], timeout: Duration) throws(EmbeddedAgentError) -> SyncedWait {
         do throws(CommandError) {
-            wait = try SyncedWait(peers: peers, timeout: timeout, graph: agent.presence.graph)
+            return try SyncedWait(peers: peers, timeout: timeout, graph: agent.presence.graph)
         } catch {
             throw EmbeddedAgentError(error)
         }
-        let result = try await agent.execute(statement, arguments: arguments)
-        let unheld = try await wait.unheld(result.writtenDocuments, engine: agent.engine)
-        return SyncedResult(
-            result: result,
-            synced: wait.targets.map(\.named).filter { name in !unheld.contains { $0.0.named == name } },
-            unsynced: unheld.map { SyncedResult.Unsynced(peer: $0.0.named, reason: SyncedWait.reason($0.1)) }
-        )
+    }
+
+    private func unsynced(_ documents: [DocumentKey], _ wait: SyncedWait) async throws -> [SyncedResult.Unsynced] {
+        try await wait.unheld(documents, engine: agent.engine).map { SyncedResult.Unsynced(peer: $0.0.named, reason: SyncedWait.reason($0.1)) }
     }
 
     /// A live query: the current result at once, then one after every commit that changes it

@@ -94,6 +94,27 @@ struct EmbeddedAgentTests {
         await a.stop()
     }
 
+    @Test("an app about to stop waits until its peers hold what it wrote before they linked; a peer that never links is named, and why")
+    func waitUntilPeersHold() async throws {
+        let scratch = try Scratch()
+        let a = try await EmbeddedAgent.start(scratch.configuration("a", subscriptions: ["SELECT * FROM readings"]), logger: Self.quiet)
+        let keys = (0..<20).map { DocumentKey("readings", "a\($0)") }
+        for key in keys { try await a.execute("INSERT INTO readings DOCUMENTS (:r)", arguments: ["r": ["_id": key.id, "celsius": 20.5]]) }
+        let address = try #require(a.lanAddress)
+        let b = try await EmbeddedAgent.start(scratch.configuration("b", peers: [address], subscriptions: ["SELECT * FROM readings"]), logger: Self.quiet)
+
+        #expect(try await a.waitUntil([b.peerID.description], hold: keys, timeout: .seconds(30)).isEmpty)
+        // Held means b has them: a read there finds every one.
+        #expect(try await b.execute("SELECT COUNT(*) AS n FROM readings").items == [["n": 20]])
+        let stranger = String(repeating: "cd", count: 16)
+        let unsynced = try await a.waitUntil([b.peerID.description, stranger], hold: keys, timeout: .milliseconds(300))
+        #expect(unsynced.map(\.peer) == [stranger], "\(unsynced)")
+        #expect(unsynced.first?.reason.isEmpty == false)
+        await #expect(throws: EmbeddedAgentError.self) { try await a.waitUntil(["no-such-peer"], hold: keys) }
+        await b.stop()
+        await a.stop()
+    }
+
     @Test("subscriptions are listed with their progress per peer and caught up once the peer has sent everything; cancelling ends one")
     func subscriptionProgress() async throws {
         let scratch = try Scratch()

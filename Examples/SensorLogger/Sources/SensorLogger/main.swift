@@ -62,29 +62,39 @@ func run() async throws -> Int32 {
 
     for index in 0..<options.readings {
         let reading: Value = [
-            "_id": .string("\(options.name)-\(index)"), "sensor": .string(options.name),
+            "_id": .string("\(options.name)-\(index)"), "sensor": .string(options.name), "peer": .string(agent.peerID.description),
             "celsius": .double(20 + Double(index) / 10), "at": .string(ISO8601DateFormatter().string(from: Date())),
         ]
         try await agent.execute("INSERT INTO readings DOCUMENTS (:reading) ON ID CONFLICT DO UPDATE", arguments: ["reading": reading])
     }
 
     let watching = try agent.observe("SELECT * FROM readings WHERE sensor != :me ORDER BY _id", arguments: ["me": .string(options.name)])
-    let seen = Task {
-        var count = 0
+    // The peers heard from, by the peer id each reading carries.
+    let seen = Task { () -> Set<String>? in
+        var peers: Set<String> = []
         for await event in watching {
             for index in event.diff.insertions { print("\(options.name) saw \(event.items[index].jsonString)") }
-            count = event.items.count
-            if let expected = options.expect, count >= expected { return true }
+            for item in event.items { if case .string(let peer)? = item[path: "peer"] { peers.insert(peer) } }
+            if let expected = options.expect, event.items.count >= expected { return peers }
         }
-        return false
+        return nil
     }
     let timer = Task {
         try? await Task.sleep(for: .milliseconds(Int64(options.timeout * 1000)))
         seen.cancel()
     }
     // Without --expect it logs until the timeout.
-    let complete = await seen.value || options.expect == nil
+    let heard = await seen.value
     timer.cancel()
+    let complete = heard != nil || options.expect == nil
+    // Before stopping, the peers heard from get this logger's readings too: it may have seen
+    // theirs before they pulled its own.
+    if let heard, !heard.isEmpty {
+        let mine = (0..<options.readings).map { DocumentKey("readings", "\(options.name)-\($0)") }
+        for unsynced in try await agent.waitUntil(heard.sorted(), hold: mine, timeout: .seconds(10)) {
+            print("\(options.name): \(unsynced.peer) does not hold its readings yet: \(unsynced.reason)")
+        }
+    }
     await agent.stop()
     if !complete { print("\(options.name): timed out before seeing \(options.expect ?? 0) readings from peers") }
     return complete ? 0 : 1
