@@ -67,6 +67,8 @@ public struct VersionVector: Sendable, Hashable, CustomStringConvertible {
     }
 
     public mutating func formUnion(_ other: VersionVector) {
+        // Into an empty vector: the other's entries as they are, sharing its storage.
+        guard !elements.isEmpty else { elements = other.elements; return }
         for element in other.elements { observe(Stamp(time: element.time, site: element.site)) }
     }
 
