@@ -505,7 +505,7 @@ extension SyncSession {
         }
     }
 
-    /// What the peer lacks of each document it should get, in log order: the events it does
+    /// What the peer lacks of each document it should get, in the order given: the events it does
     /// not have — or, for a document it probably does not have at all (one that matches now
     /// but did not as of what the peer knows, or one it asked for by key), the whole state.
     private func deltas(_ documents: [LoggedDocument], for subscription: inout ServedSubscription,
