@@ -15,8 +15,8 @@ import ServiceLifecycle
 /// await agent.stop()
 /// ```
 ///
-/// One data directory is held by one agent at a time (the store locks it). The lock is held until
-/// the process ends, even after `stop`: open a directory once per process.
+/// One data directory is held by one agent at a time (the store locks it) until `stop` returns;
+/// after that, a new agent may open it, in this process or another.
 public final class EmbeddedAgent: Sendable {
     let agent: Agent
     private let group: ServiceGroup
@@ -52,10 +52,19 @@ public final class EmbeddedAgent: Sendable {
     }
 
     /// Stops sync, the transports and the observers' streams, and returns once all have
-    /// stopped. Writes already committed are on disk; the data directory is released.
+    /// stopped. Writes already committed are on disk; the store is closed and the data
+    /// directory released, so this agent's calls throw from now on (`StoreError.closed`) and a
+    /// new agent may open the directory. Stopping again does nothing.
     public func stop() async {
         await group.triggerGracefulShutdown()
         await running.value
+        do {
+            try agent.store.close()
+        } catch {
+            // SQLite refused to close (a statement still open): the directory stays held until
+            // the process ends, as it would without `close`.
+            agent.logger.warning("the store did not close: \(error); its data directory stays locked until this process ends")
+        }
     }
 
     /// This device's peer id, as `arcus peers` and every peer show it.

@@ -109,6 +109,27 @@ struct StoreBuilderTests {
         }
     }
 
+    @Test("a closed store lets go of its directory, marked left cleanly, and refuses every later call with a clear error")
+    func closeReleasesDirectory() throws {
+        let t = try TemporaryStore()
+        try t.store.collection("a").upsert(["_id": "1", "v": 1])
+        try t.store.close()
+        try t.store.close()
+        #expect { try t.store.execute("SELECT * FROM a") } throws: { Self.isClosed($0) }
+        #expect { try t.store.collection("a").upsert(["_id": "2", "v": 2]) } throws: { Self.isClosed($0) }
+        let reopened = try Store(directory: t.directory)
+        #expect(!reopened.mayHaveLostCommits, "closed cleanly")
+        #expect(try reopened.collection("a").findByID("1").exec()?[path: ["v"]] == 1)
+        let memory = try Store(inMemory: Store.Options())
+        try memory.close()
+        #expect { try memory.execute("SELECT * FROM a") } throws: { Self.isClosed($0) }
+    }
+
+    static func isClosed(_ error: any Error) -> Bool {
+        guard case .closed? = error as? StoreError else { return false }
+        return "\(error)".contains("open it again")
+    }
+
     @Test("the site id and the clock survive reopening")
     func reopen() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-test-\(UUID().uuidString)")

@@ -79,6 +79,10 @@ struct EmbeddedAgentTests {
         await b.stop()
         #expect(await iterator.next() == nil, "the observer's stream ends when the agent stops")
         await a.stop()
+        // Stopped after a session and an observer: its directory opens again in this process.
+        let again = try await EmbeddedAgent.start(scratch.configuration("b"), logger: Self.quiet)
+        #expect(try await again.execute("SELECT _id FROM readings").items == [["_id": "r1"]])
+        await again.stop()
     }
 
     @Test("waiting for a peer that never links: the write is committed, the answer names the peer and why")
@@ -204,6 +208,27 @@ struct EmbeddedAgentTests {
         #expect(try await a.execute("SELECT * FROM readings").items == [["_id": "r1", "celsius": 20]])
         #expect(throws: (any Error).self) { try a.observe("DELETE FROM readings") }
         await a.stop()
+    }
+
+    @Test("stop releases the data directory: an app restarting its agent in the same process opens it again and finds its data; the stopped one says it stopped")
+    func restartInProcess() async throws {
+        let scratch = try Scratch()
+        let first = try await EmbeddedAgent.start(scratch.configuration("a"), logger: Self.quiet)
+        try await first.execute("INSERT INTO readings DOCUMENTS ({'_id': 'r1', 'celsius': 20})")
+        let peer = first.peerID
+        await first.stop()
+        await #expect { try await first.execute("SELECT * FROM readings") } throws: { error in
+            "\(error)".contains("closed")
+        }
+        let second = try await EmbeddedAgent.start(scratch.configuration("a"), logger: Self.quiet)
+        #expect(second.peerID == peer)
+        #expect(try await second.execute("SELECT * FROM readings").items == [["_id": "r1", "celsius": 20]])
+        try await second.execute("INSERT INTO readings DOCUMENTS ({'_id': 'r2', 'celsius': 21})")
+        // Stopping twice, or a stopped agent's store closed again, changes nothing.
+        await first.stop()
+        #expect(try await second.execute("SELECT count(*) AS n FROM readings").items == [["n": 2]])
+        await second.stop()
+        await second.stop()
     }
 }
 

@@ -32,7 +32,7 @@ public final class Agent: Service, Sendable {
     let observations = ObservationStreams()
     /// Attachment fetches the HTTP API started; cancelled when the agent stops.
     let attachmentDownloads = AttachmentDownloads()
-    let logger: Logger
+    package let logger: Logger
     /// Every transport the agent runs (`ALTER SYSTEM SET transports` changes the list).
     package var transports: [any Transport] { liveTransports.withLock { $0 } }
     let liveTransports: Mutex<[any Transport]>

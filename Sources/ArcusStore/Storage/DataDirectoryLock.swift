@@ -2,12 +2,15 @@
 import Glibc
 #endif
 import Foundation
+import Synchronization
 
 /// An exclusive lock on a data directory, held for the life of the store: a second process
 /// opening the same directory gets a clear error instead of two writers corrupting each other.
-/// The lock is `flock(2)` on `arcus.lock`, so it goes away when the process dies, however it dies.
+/// The lock is `flock(2)` on `arcus.lock`, so it goes away when the process dies, however it dies;
+/// a store that closes lets go of it sooner (`release`).
 final class DataDirectoryLock: Sendable {
-    private let descriptor: Int32
+    /// The lock file, open while the lock is held.
+    private let descriptor: Mutex<Int32?>
     /// Whether the process that held the directory before never let go of it cleanly (it was
     /// killed, crashed, or the power went): its note was still in the lock file.
     let heldUntilUncleanEnd: Bool
@@ -31,15 +34,22 @@ final class DataDirectoryLock: Sendable {
         _ = ftruncate(fd, 0)
         _ = note.withCString { pwrite(fd, $0, strlen($0), 0) }
         _ = fsync(fd)
-        descriptor = fd
+        descriptor = Mutex(fd)
     }
 
-    deinit {
-        // An empty file tells the next process this one ended cleanly.
-        _ = ftruncate(descriptor, 0)
-        flock(descriptor, LOCK_UN)
-        close(descriptor)
+    /// Lets go of the directory, saying it was left cleanly; again changes nothing.
+    func release() {
+        descriptor.withLock { held in
+            guard let fd = held else { return }
+            held = nil
+            // An empty file tells the next store to open the directory that this one ended cleanly.
+            _ = ftruncate(fd, 0)
+            flock(fd, LOCK_UN)
+            close(fd)
+        }
     }
+
+    deinit { release() }
 
     private static func readHolder(_ fd: Int32) -> String {
         var buffer = [UInt8](repeating: 0, count: 64)

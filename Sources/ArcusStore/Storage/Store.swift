@@ -18,6 +18,8 @@ public final class Store: Sendable {
     /// The writer, when it is a store in memory's single connection: reads go straight to it.
     private let memoryQueue: DatabaseQueue?
     private let lock: DataDirectoryLock?
+    /// Whether `close` has run: every call after it throws `StoreError.closed`.
+    private let isClosed = Atomic<Bool>(false)
     private let clock: Mutex<HybridLogicalClock>
     /// The change-log position of the latest change.
     private let sequence: Mutex<Int64>
@@ -287,6 +289,7 @@ public final class Store: Sendable {
     @discardableResult
     public func write(_ body: (WriteTransaction) throws -> Void) throws -> [WriteTransaction.Result] {
         guard !WriteMarker.isInsideWrite else { throw StoreError.nestedWriteTransaction }
+        try checkOpen()
         return try writer.writeWithoutTransaction { db in
             WriteMarker.enter()
             defer { WriteMarker.leave() }
@@ -313,11 +316,27 @@ public final class Store: Sendable {
 
     /// Runs `body` with read access to a consistent snapshot; readers do not block each other.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try checkOpen()
         // A store in memory has one connection, and every access to it waits its turn, so
         // nothing can write between the statements of a read: it needs no transaction of its
         // own (GRDB's `read` opens one, and parses its BEGIN and COMMIT each time).
         if let memoryQueue { return try memoryQueue.unsafeRead(body) }
         return try writer.read(body)
+    }
+
+    /// Closes the store: its database connections, then its lock on the data directory, so that
+    /// another store (in this process or another) can open the directory. A write in progress
+    /// finishes first; every call after this throws `StoreError.closed`. Closing again does
+    /// nothing. An agent closes its store when it stops.
+    public func close() throws {
+        guard isClosed.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged else { return }
+        stateCache.removeAll()
+        try writer.close()
+        lock?.release()
+    }
+
+    func checkOpen() throws(StoreError) {
+        if isClosed.load(ordering: .sequentiallyConsistent) { throw StoreError.closed }
     }
 
     /// SQLite's own check of the database file (`PRAGMA integrity_check`): `["ok"]`, or one line

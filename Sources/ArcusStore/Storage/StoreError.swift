@@ -20,6 +20,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case attachment(String)
     /// The store's clock is at the last time a timestamp can hold; no later write can be ordered.
     case clockExhausted(last: Timestamp)
+    /// The store was closed (`Store.close`, or its agent stopped).
+    case closed
 
     public var description: String {
         switch self {
@@ -43,6 +45,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             return message
         case .clockExhausted(let last):
             return "this store's clock is at \(last), the last time a timestamp can hold, so no later write can be ordered; reopen the store: opening recovers from times beyond the clock skew allowance"
+        case .closed:
+            return "the store is closed (its agent was stopped); open it again, or start the agent again, to use it"
 
         }
     }
