@@ -63,6 +63,55 @@ struct StoreRecoveryTests {
         #expect(try Self.stateColumnTypes(directory)["\"new\""] == "blob")
     }
 
+    @Test("a document another site created with one write is stored as that write's stamp in text: it reads back whole after reopening, syncs on, a change stores it encoded, and damaged text is a clear error")
+    func foreignCreations() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let writer = try Store(inMemory: Store.Options())
+        let cars = writer.collection("cars")
+        try cars.upsert(["_id": "new", "make": "toyota", "tags": ["a", 1.5], "engine": ["cc": 1600, "fuel": "petrol"]])
+        try cars.upsert(["_id": "updated", "make": "fiat"])
+        try cars.findByID("updated").update { $0["make"].set("lancia") }
+        let keys = ["new", "updated"].map { DocumentKey(collection: "cars", id: .string($0)) }
+        var states: [DocumentKey: DocumentState] = [:]
+        try writer.write { tx in for key in keys { states[key] = try tx.load(DocumentRows.RowID(key)) } }
+        do {
+            let follower = try Store(directory: directory)
+            try follower.merge(try writer.changes(after: 0, since: .empty).batch)
+        }
+        let types = try Self.stateColumnTypes(directory)
+        #expect(types["\"new\""] == "text" && types["\"updated\""] == "blob", "\(types)")
+        let reopened = try Store(directory: directory)
+        #expect(reopened.version[writer.site] == writer.version[writer.site])
+        try reopened.write { tx in
+            for key in keys {
+                let loaded = try tx.load(DocumentRows.RowID(key))
+                #expect(loaded == states[key], "\(key)")
+            }
+        }
+        // Served on, it is the same document, with the writer's stamp.
+        let third = try Store(inMemory: Store.Options())
+        try third.merge(try reopened.changes(after: 0, since: .empty).batch)
+        try third.write { tx in
+            for key in keys {
+                let loaded = try tx.load(DocumentRows.RowID(key))
+                #expect(loaded == states[key], "\(key)")
+            }
+        }
+        try reopened.collection("cars").findByID("new").update { $0["make"].set("honda") }
+        #expect(try Self.stateColumnTypes(directory)["\"new\""] == "blob")
+        // Text in the column that is not a stamp: the row is damaged, and says so.
+        try reopened.close()
+        try DatabaseQueue(path: directory.appendingPathComponent("store.sqlite").path).write { db in
+            try db.execute(sql: "UPDATE document SET state = 'not a stamp' WHERE id = '\"updated\"'")
+        }
+        let damaged = try Store(directory: directory)
+        #expect { try damaged.write { tx in _ = try tx.load(DocumentRows.RowID(keys[1])) } } throws: { error in
+            guard case .corruptDocument? = error as? StoreError else { return false }
+            return "\(error)".contains("not a creation stamp")
+        }
+    }
+
     @Test("local writes between checkpoints are recovered at open, and the clock restarts above them")
     func versionRecovery() throws {
         let directory = Self.temporaryDirectory()

@@ -8,10 +8,11 @@ import Synchronization
 /// Reading and writing `document` rows.
 ///
 /// The `state` column holds the document's CRDT state encoded with ArcusCodec — or, for a
-/// document created by one local write and unchanged since (`DocumentState.creationStamp`), the
-/// time of that write as an integer: the state is then rebuilt from the `json` column and the
-/// store's site. Most documents are written once, and for them this skips encoding the state
-/// and halves the row.
+/// document created by one write and unchanged since (`DocumentState.creationStamp`), that
+/// write's stamp: as an integer (its time) when the write was this store's own, as text
+/// (`CreationText`: its site and time) when it came from another site. The state is then rebuilt
+/// from the `json` column. Most documents are written once, and for them this skips encoding
+/// the state and halves the row — on the device that wrote them and on every device they reach.
 ///
 /// An encoded state may be followed by deltas appended since (`StoredLayout`): a change to a
 /// document encodes only what changed, not the whole state again, and the row is rewritten
@@ -75,6 +76,38 @@ enum DocumentRows {
         case encoded(UnsafeRawBufferPointer)
         /// The time of the one local write that created the document.
         case created(Timestamp)
+        /// The stamp of the one write, another site's, that created the document.
+        case createdElsewhere(Stamp)
+        /// Text that is not a creation stamp: the row is damaged.
+        case unreadable
+    }
+
+    /// How a `state` column holds another site's creation stamp: its site and time, 16 hex
+    /// digits each (text, so that it cannot be taken for an encoded state or a local time).
+    enum CreationText {
+        static func text(_ stamp: Stamp) -> String {
+            hex(stamp.site.rawValue) + hex(stamp.time.rawValue)
+        }
+
+        static func stamp(_ utf8: some Collection<UInt8>) -> Stamp? {
+            guard utf8.count == 32 else { return nil }
+            var site: UInt64 = 0, time: UInt64 = 0
+            for (offset, byte) in utf8.enumerated() {
+                let digit: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+                default: return nil
+                }
+                if offset < 16 { site = site << 4 | UInt64(digit) } else { time = time << 4 | UInt64(digit) }
+            }
+            return Stamp(time: Timestamp(rawValue: time), site: SiteID(site))
+        }
+
+        private static func hex(_ value: UInt64) -> String {
+            let digits = String(value, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }
     }
 
     /// The state of a row, from its `state` column and, for a created document, its JSON.
@@ -106,13 +139,22 @@ enum DocumentRows {
                 throw StoreError.corruptDocument(collection: key.collection, id: key.storageID, reason: error)
             }
         case .created(let time):
-            guard let json = json(), case .object(let fields)? = try? Value(json: json),
-                let state = DocumentState(creating: fields, excluding: "_id", at: Stamp(time: time, site: site))
-            else {
-                throw StoreError.corruptDocument(collection: key.collection, id: key.storageID, reason: .invalidValue("its state is stored as a creation time, but its JSON does not rebuild the document"))
-            }
-            return state
+            return try created(at: Stamp(time: time, site: site), json: json, key)
+        case .createdElsewhere(let stamp):
+            return try created(at: stamp, json: json, key)
+        case .unreadable:
+            throw StoreError.corruptDocument(collection: key.collection, id: key.storageID, reason: .invalidValue("its state column holds text that is not a creation stamp"))
         }
+    }
+
+    /// The state one write at `stamp` created, rebuilt from the row's JSON.
+    private static func created(at stamp: Stamp, json: () -> String?, _ key: DocumentKey) throws -> DocumentState {
+        guard let json = json(), case .object(let fields)? = try? Value(json: json),
+            let state = DocumentState(creating: fields, excluding: "_id", at: stamp)
+        else {
+            throw StoreError.corruptDocument(collection: key.collection, id: key.storageID, reason: .invalidValue("its state is stored as a creation stamp, but its JSON does not rebuild the document"))
+        }
+        return state
     }
 
     /// The document as readers see it, with its `_id`; nil when not live.
@@ -135,8 +177,14 @@ enum DocumentRows {
         try statement.bind(row.key.collection, at: 1)
         try statement.bind(row.id, at: 2)
         var written = Written(storedBytes: json?.utf8.count ?? 0)
-        if json != nil, let stamp = state.creationStamp, stamp.site == site {
-            try statement.bind(Int64(bitPattern: stamp.time.rawValue), at: 3)
+        if json != nil, let stamp = state.creationStamp {
+            if stamp.site == site {
+                try statement.bind(Int64(bitPattern: stamp.time.rawValue), at: 3)
+            } else {
+                let text = CreationText.text(stamp)
+                written.storedBytes += text.utf8.count
+                try statement.bind(text, at: 3)
+            }
         } else {
             try encoder.withLock { encoder in
                 try encoder.encode(state) { bytes in
@@ -189,10 +237,13 @@ extension DocumentRows {
         switch state.storage {
         case .int64(let time):
             return try decode(.created(Timestamp(rawValue: UInt64(bitPattern: time))), json: { json }, key, site: site, layout: &layout)
+        case .string(let text):
+            let stored = CreationText.stamp(text.utf8).map(StoredState.createdElsewhere) ?? .unreadable
+            return try decode(stored, json: { json }, key, site: site, layout: &layout)
         case .blob(let data):
             return try data.withUnsafeBytes { try decode(.encoded($0), json: { json }, key, site: site, layout: &layout) }
         default:
-            throw StoreError.corruptDocument(collection: key.collection, id: key.storageID, reason: .invalidValue("its state column is neither an encoded state nor a creation time"))
+            throw StoreError.corruptDocument(collection: key.collection, id: key.storageID, reason: .invalidValue("its state column is neither an encoded state nor a creation stamp"))
         }
     }
 }

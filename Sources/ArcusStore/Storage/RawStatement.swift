@@ -64,10 +64,17 @@ struct RawStatement {
     struct Columns {
         fileprivate let handle: SQLiteStatement
 
-        /// A `document.state` column: an encoded state (blob) or a creation time (integer).
+        /// A `document.state` column: an encoded state (blob), a local creation time (integer),
+        /// or another site's creation stamp (text, `DocumentRows.CreationText`).
         func storedState(_ index: Int32) -> DocumentRows.StoredState {
-            if sqlite3_column_type(handle, index) == SQLITE_INTEGER {
+            switch sqlite3_column_type(handle, index) {
+            case SQLITE_INTEGER:
                 return .created(Timestamp(rawValue: UInt64(bitPattern: sqlite3_column_int64(handle, index))))
+            case SQLITE_TEXT:
+                let text = UnsafeBufferPointer(start: sqlite3_column_text(handle, index), count: Int(sqlite3_column_bytes(handle, index)))
+                return DocumentRows.CreationText.stamp(text).map(DocumentRows.StoredState.createdElsewhere) ?? .unreadable
+            default:
+                break
             }
             let bytes = sqlite3_column_blob(handle, index)
             return .encoded(UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, index))))

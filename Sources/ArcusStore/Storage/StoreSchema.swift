@@ -3,9 +3,10 @@ import GRDB
 /// The tables of a store.
 ///
 /// - `document`: one row per document: its CRDT state (ArcusCodec encoding, version vector
-///   included — or, for a document created by one local write and unchanged since, that write's
-///   time as an integer; an encoded state may carry the deltas of later changes appended, see
-///   `DocumentRows` and `StoredLayout`), its materialised JSON with `_id` (NULL once
+///   included — or, for a document created by one write and unchanged since, that write's
+///   time as an integer (a local write) or its site and time as text (another site's, v9); an
+///   encoded state may carry the deltas of later changes appended, see `DocumentRows` and
+///   `StoredLayout`), its materialised JSON with `_id` (NULL once
 ///   removed: the row stays so the removal syncs), and `seq`, the change-log position of its
 ///   latest change. Since v3 `seq`
 ///   is the rowid: the table itself is the change log ("what changed since X" is a range of
@@ -132,6 +133,11 @@ enum StoreSchema {
         // what an even newer one wrote (see `refuseNewer`). (Builds before this one read only
         // the whole part of such a row: do not run them on a store this one wrote.)
         migrator.registerMigration("v8-appended-deltas") { _ in }
+        // A document another site created with one write, unchanged since, is stored as that
+        // write's stamp in text (`DocumentRows.CreationText`) instead of its encoded state.
+        // Nothing to change in the tables; the mark keeps builds that would take such a row for
+        // a damaged one from opening the store (`refuseNewer`).
+        migrator.registerMigration("v9-foreign-creations") { _ in }
         return migrator
     }()
 
