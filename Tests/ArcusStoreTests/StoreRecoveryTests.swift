@@ -112,6 +112,24 @@ struct StoreRecoveryTests {
         }
     }
 
+    @Test("a creation stamp's text reads back as the stamp; other text does not", arguments: SeededRandom.seeds(count: 3, test: "creation-text"))
+    func creationText(seed: UInt64) {
+        print("creation-text seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")
+        var rng = SeededRandom(seed: seed)
+        let edges: [UInt64] = [0, 1, 0xF, 0x10, UInt64.max, UInt64.max - 1, 1 << 63]
+        for n in 0..<500 {
+            let site = n < edges.count ? edges[n] : rng.next(), time = n < edges.count ? edges[edges.count - 1 - n] : rng.next()
+            let stamp = Stamp(time: Timestamp(rawValue: time), site: SiteID(site))
+            let text = DocumentRows.CreationText.text(stamp)
+            #expect(text.utf8.count == 32 && text.allSatisfy { "0123456789abcdef".contains($0) }, "\(text)")
+            #expect(DocumentRows.CreationText.stamp(text.utf8) == stamp, "\(text)")
+        }
+        for text in ["", "0", String(repeating: "0", count: 31), String(repeating: "0", count: 33), String(repeating: "A", count: 32),
+                     String(repeating: "g", count: 32), String(repeating: "0", count: 31) + " "] {
+            #expect(DocumentRows.CreationText.stamp(text.utf8) == nil, "\(text)")
+        }
+    }
+
     @Test("local writes between checkpoints are recovered at open, and the clock restarts above them")
     func versionRecovery() throws {
         let directory = Self.temporaryDirectory()

@@ -86,8 +86,17 @@ enum DocumentRows {
     /// digits each (text, so that it cannot be taken for an encoded state or a local time).
     enum CreationText {
         static func text(_ stamp: Stamp) -> String {
-            hex(stamp.site.rawValue) + hex(stamp.time.rawValue)
+            String(unsafeUninitializedCapacity: 32) { buffer in
+                for (offset, value) in [stamp.site.rawValue, stamp.time.rawValue].enumerated() {
+                    for nibble in 0..<16 {
+                        buffer[offset * 16 + nibble] = digits[Int(value >> UInt64(60 - 4 * nibble) & 0xF)]
+                    }
+                }
+                return 32
+            }
         }
+
+        private static let digits = Array("0123456789abcdef".utf8)
 
         static func stamp(_ utf8: some Collection<UInt8>) -> Stamp? {
             guard utf8.count == 32 else { return nil }
@@ -102,11 +111,6 @@ enum DocumentRows {
                 if offset < 16 { site = site << 4 | UInt64(digit) } else { time = time << 4 | UInt64(digit) }
             }
             return Stamp(time: Timestamp(rawValue: time), site: SiteID(site))
-        }
-
-        private static func hex(_ value: UInt64) -> String {
-            let digits = String(value, radix: 16)
-            return String(repeating: "0", count: 16 - digits.count) + digits
         }
     }
 
