@@ -58,6 +58,9 @@ struct AgentSyncProgressTests {
         #expect(peer["fraction"] == .double(1), "\(reply.body)")
         if case .int(let bytes)? = peer["bytes_received"] { #expect(bytes > 10_000, "\(reply.body)") } else { Issue.record("no bytes_received: \(reply.body)") }
         #expect(peer["label"]?.stringValue?.hasPrefix("source (") == true, "\(reply.body)")
+        // Named as /v1/peers and arcus peers name it, with its site (how sync logs name it) beside.
+        #expect(peer["peer"] == .string(source.peer), "\(reply.body)")
+        #expect(peer["site"] == .string(String(source.peer.prefix(16))), "\(reply.body)")
 
         // arcus status shows the same, in words.
         let status = try await ArcusProcess.runOffPool(["status", "--agent", sink.url])

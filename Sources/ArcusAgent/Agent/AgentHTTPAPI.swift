@@ -88,7 +88,7 @@ public enum AgentHTTPAPI {
             try observe(request, agent: agent)
         }
         add(.subscriptions, to: router) { _, _ in
-            JSONResponse.make(Value.object(["subscriptions": SubscriptionDocument.all(agent.engine)]).jsonString)
+            JSONResponse.make(Value.object(["subscriptions": SubscriptionDocument.all(agent)]).jsonString)
         }
         add(.subscribe, to: router) { request, _ in
             let body = try await jsonObject(request, keys: ["query", "args"])

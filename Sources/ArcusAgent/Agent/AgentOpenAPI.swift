@@ -516,9 +516,10 @@ enum AgentOpenAPI {
       },
       "SyncProgress": {
         "type": "object",
-        "required": ["peer", "label", "caught_up", "documents_received", "bytes_received", "documents_to_go", "bytes_to_go", "fraction", "started_at"],
+        "required": ["peer", "site", "label", "caught_up", "documents_received", "bytes_received", "documents_to_go", "bytes_to_go", "fraction", "started_at"],
         "properties": {
-          "peer": {"type": "string"},
+          "peer": {"type": "string", "description": "The peer's id, as /v1/peers shows it (its site, when this agent's presence graph does not know the peer)."},
+          "site": {"type": "string", "description": "The peer's site: the first 16 hex digits of its id, as sync logs name it."},
           "label": {"type": "string"},
           "caught_up": {"type": "boolean"},
           "documents_received": {"type": "integer"},

@@ -43,7 +43,7 @@ package struct StatusDocument {
             "uptime_seconds": .double(uptime.inSeconds),
             "store": StoreFigures(store: agent.store, dataDirectory: agent.configuration.dataDirectory).json,
             "sync": sync.json,
-            "subscriptions": SubscriptionDocument.all(agent.engine),
+            "subscriptions": SubscriptionDocument.all(agent),
             "attachments": .array(agent.engine.attachmentFetches.map(\.json)),
             "bluetooth_signal": .array(signal.map { .object(["peer": .string($0.peer.description), "rssi_dbm": .int(Int64($0.dBm))]) }),
             "graph": PeersDocument(graph: agent.presence.graph, local: agent.identity.peerID, admissions: agent.admission.decisions).json,

@@ -72,6 +72,7 @@ class SyncProgress:
     """A subscription's sync with one connected peer, since this agent last told it what it has.
     The `…_to_go` figures are what the peer says is left; None until its first batch."""
 
+    #: The peer's id, as `peers()` shows it (its site when the agent's presence graph does not know it).
     peer: str
     label: str
     caught_up: bool
@@ -83,12 +84,15 @@ class SyncProgress:
     fraction: Optional[float]
     #: Seconds since 1970.
     started_at: Optional[float]
+    #: The peer's site: the first 16 hex digits of its id, as the agent's sync logs name it.
+    site: Optional[str] = None
 
     @classmethod
     def from_json(cls, o: JSON) -> SyncProgress:
         return cls(
             o["peer"], o.get("label") or o["peer"], bool(o.get("caught_up")), o.get("documents_received", 0),
             o.get("bytes_received", 0), o.get("documents_to_go"), o.get("bytes_to_go"), o.get("fraction"), o.get("started_at"),
+            o.get("site"),
         )
 
 
