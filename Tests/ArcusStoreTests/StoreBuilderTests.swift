@@ -1,6 +1,7 @@
 import ArcusCRDT
 import Foundation
 import Testing
+import Synchronization
 @testable import ArcusStore
 
 @Suite("Builder API, transactions and write strategies")
@@ -123,6 +124,38 @@ struct StoreBuilderTests {
         let memory = try Store(inMemory: Store.Options())
         try memory.close()
         #expect { try memory.execute("SELECT * FROM a") } throws: { Self.isClosed($0) }
+    }
+
+    @Test("writes racing a close either commit, and are there when the directory opens again, or are refused as closed")
+    func closeDuringWrites() throws {
+        let t = try TemporaryStore()
+        let store = t.store
+        let acknowledged = Mutex<Set<String>>([]), refusals = Mutex<[String]>([])
+        let group = DispatchGroup()
+        for worker in 0..<4 {
+            DispatchQueue.global().async(group: group) {
+                for n in 0..<2_000 {
+                    let id = "w\(worker)-\(n)"
+                    do {
+                        try store.collection("a").upsert(["_id": .string(id), "n": .int(Int64(n))])
+                        acknowledged.withLock { _ = $0.insert(id) }
+                    } catch {
+                        if !Self.isClosed(error) { refusals.withLock { $0.append("\(error)") } }
+                        return
+                    }
+                }
+            }
+        }
+        // Closed once the writers are under way.
+        while acknowledged.withLock({ $0.count }) < 200 { Thread.sleep(forTimeInterval: 0.001) }
+        do { try store.close() } catch { refusals.withLock { $0.append("close: \(error)") } }
+        group.wait()
+        #expect(refusals.withLock { $0 }.isEmpty, "refused otherwise than as closed: \(refusals.withLock { $0 }.prefix(3))")
+        let reopened = try Store(directory: t.directory)
+        let stored = Set(try reopened.execute("SELECT _id FROM a").items.compactMap { $0[path: ["_id"]]?.stringValue })
+        let written = acknowledged.withLock { $0 }
+        #expect(written.isSubset(of: stored), "\(written.subtracting(stored).count) acknowledged writes missing")
+        #expect(written.count < 6_000, "the close came after every write: the race was not run")
     }
 
     static func isClosed(_ error: any Error) -> Bool {

@@ -73,6 +73,7 @@ extension Store {
         try checkOpen()
         // On the writer, so that no commit falls between the first result and the registration.
         return try writer.writeWithoutTransaction { db in
+            try checkOpen()
             let documents = try QueryExecutor(reading: db, indexes: indexes).matching(select.collection, select.whereClause)
             return try observers.register(try LiveQuery(select, documents: documents), deliver: handler)
         }

@@ -291,6 +291,8 @@ public final class Store: Sendable {
         guard !WriteMarker.isInsideWrite else { throw StoreError.nestedWriteTransaction }
         try checkOpen()
         return try writer.writeWithoutTransaction { db in
+            // Again in turn with `close`, which may have run since.
+            try checkOpen()
             WriteMarker.enter()
             defer { WriteMarker.leave() }
             // One writer at a time: what the change log held before is still its latest position
@@ -320,7 +322,8 @@ public final class Store: Sendable {
         // A store in memory has one connection, and every access to it waits its turn, so
         // nothing can write between the statements of a read: it needs no transaction of its
         // own (GRDB's `read` opens one, and parses its BEGIN and COMMIT each time).
-        if let memoryQueue { return try memoryQueue.unsafeRead(body) }
+        if let memoryQueue { return try memoryQueue.unsafeRead { db in try checkOpen(); return try body(db) } }
+        // A pool's readers refuse every read once closed.
         return try writer.read(body)
     }
 
@@ -329,7 +332,12 @@ public final class Store: Sendable {
     /// finishes first; every call after this throws `StoreError.closed`. Closing again does
     /// nothing. An agent closes its store when it stops.
     public func close() throws {
-        guard isClosed.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged else { return }
+        guard !isClosed.load(ordering: .sequentiallyConsistent) else { return }
+        // Marked in turn with the writes, so that none runs on the closed connection.
+        let closing = try writer.writeWithoutTransaction { _ in
+            isClosed.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
+        }
+        guard closing else { return }
         stateCache.removeAll()
         try writer.close()
         lock?.release()
