@@ -100,6 +100,18 @@ struct StoreRecoveryTests {
         }
         try reopened.collection("cars").findByID("new").update { $0["make"].set("honda") }
         #expect(try Self.stateColumnTypes(directory)["\"new\""] == "blob")
+        // A peer's document with a root field named _id, which the JSON's _id would hide: kept
+        // encoded, so that it reads back as merged.
+        let liar = Stamp(time: Timestamp(rawValue: 1 << 40), site: SiteID(77))
+        let hidden = try #require(DocumentState(creating: ["_id": "other", "make": "kia"], at: liar))
+        #expect(hidden.creationStamp == liar)
+        let hiddenKey = DocumentKey(collection: "cars", id: .string("hidden"))
+        try reopened.merge(DeltaBatch(documents: [DocumentDelta(key: hiddenKey, state: hidden)]))
+        #expect(try Self.stateColumnTypes(directory)["\"hidden\""] == "blob")
+        try reopened.write { tx in
+            let loaded = try tx.load(DocumentRows.RowID(hiddenKey))
+            #expect(loaded == hidden)
+        }
         // Text in the column that is not a stamp: the row is damaged, and says so.
         try reopened.close()
         try DatabaseQueue(path: directory.appendingPathComponent("store.sqlite").path).write { db in

@@ -87,13 +87,18 @@ enum DocumentRows {
     enum CreationText {
         static func text(_ stamp: Stamp) -> String {
             String(unsafeUninitializedCapacity: 32) { buffer in
-                for (offset, value) in [stamp.site.rawValue, stamp.time.rawValue].enumerated() {
-                    for nibble in 0..<16 {
-                        buffer[offset * 16 + nibble] = digits[Int(value >> UInt64(60 - 4 * nibble) & 0xF)]
-                    }
+                for nibble in 0..<16 {
+                    let shift = UInt64(60 - 4 * nibble)
+                    buffer[nibble] = digits[Int(stamp.site.rawValue >> shift & 0xF)]
+                    buffer[16 + nibble] = digits[Int(stamp.time.rawValue >> shift & 0xF)]
                 }
                 return 32
             }
+        }
+
+        /// What a text `state` column holds: a creation stamp, or damage.
+        static func stored(_ utf8: some Collection<UInt8>) -> StoredState {
+            stamp(utf8).map(StoredState.createdElsewhere) ?? .unreadable
         }
 
         private static let digits = Array("0123456789abcdef".utf8)
@@ -181,7 +186,10 @@ enum DocumentRows {
         try statement.bind(row.key.collection, at: 1)
         try statement.bind(row.id, at: 2)
         var written = Written(storedBytes: json?.utf8.count ?? 0)
-        if json != nil, let stamp = state.creationStamp {
+        // A peer's document may carry a field named `_id` at its root, which the JSON's `_id`
+        // hides: rebuilt from the JSON, it would be lost. A state naming `_id` anywhere is kept
+        // encoded.
+        if json != nil, let stamp = state.creationStamp, !state.names.contains("_id") {
             if stamp.site == site {
                 try statement.bind(Int64(bitPattern: stamp.time.rawValue), at: 3)
             } else {
@@ -242,8 +250,7 @@ extension DocumentRows {
         case .int64(let time):
             return try decode(.created(Timestamp(rawValue: UInt64(bitPattern: time))), json: { json }, key, site: site, layout: &layout)
         case .string(let text):
-            let stored = CreationText.stamp(text.utf8).map(StoredState.createdElsewhere) ?? .unreadable
-            return try decode(stored, json: { json }, key, site: site, layout: &layout)
+            return try decode(CreationText.stored(text.utf8), json: { json }, key, site: site, layout: &layout)
         case .blob(let data):
             return try data.withUnsafeBytes { try decode(.encoded($0), json: { json }, key, site: site, layout: &layout) }
         default:

@@ -72,7 +72,7 @@ struct RawStatement {
                 return .created(Timestamp(rawValue: UInt64(bitPattern: sqlite3_column_int64(handle, index))))
             case SQLITE_TEXT:
                 let text = UnsafeBufferPointer(start: sqlite3_column_text(handle, index), count: Int(sqlite3_column_bytes(handle, index)))
-                return DocumentRows.CreationText.stamp(text).map(DocumentRows.StoredState.createdElsewhere) ?? .unreadable
+                return DocumentRows.CreationText.stored(text)
             default:
                 break
             }
