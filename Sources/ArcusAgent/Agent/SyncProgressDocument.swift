@@ -7,7 +7,7 @@ import ArcusSync
 /// what it has, what the peer says is still to come, whether it is caught up.
 enum SubscriptionDocument {
     /// `peers`: the peer ids, as `/v1/peers` shows them, of the sites the sync engine names.
-    static func json(_ entry: SyncEngine.SubscriptionEntry, progress: [SubscriptionSyncProgress], peers: [String: PeerID] = [:]) -> Value {
+    static func json(_ entry: SyncEngine.SubscriptionEntry, progress: [SubscriptionSyncProgress], peers: [String: PeerID]) -> Value {
         var object = AgentHTTPAPI.fields(entry)
         let mine = progress.filter { $0.subscriptionID == entry.id }
         object["sync"] = .array(mine.map { $0.json(peer: peers[$0.peerID]) })
