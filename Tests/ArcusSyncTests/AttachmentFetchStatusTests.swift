@@ -25,7 +25,7 @@ struct AttachmentFetchStatusTests {
         }
         // No session yet: the fetch waits, with the token's length and nothing fetched.
         let waiting = AttachmentFetchStatus(hashHex: token.hashHex, bytesFetched: 0, totalBytes: 40_000, source: nil, state: .waiting)
-        #expect(await eventually(10) { b.engine.attachmentFetches == [waiting] }, "\(b.engine.attachmentFetches)")
+        #expect(await eventually { b.engine.attachmentFetches == [waiting] }, "\(b.engine.attachmentFetches)")
         #expect(a.engine.attachmentFetches.isEmpty)
 
         let connection = connect(a, b, preferredFrameSize: 1024)

@@ -23,7 +23,7 @@ struct LazyPushTests {
     /// Writes order `n` at `peer` and waits until every peer has it.
     static func write(_ n: Int, at peer: Peer, reaching peers: [Peer]) async throws -> Bool {
         try peer.store.insertOrders(n..<n + 1)
-        return try await eventually(10) { try peers.allSatisfy { try ids($0.store, "orders").count == n + 1 } }
+        return try await eventually { try peers.allSatisfy { try ids($0.store, "orders").count == n + 1 } }
     }
 
     @Test("in a triangle, once the sessions have settled, every write reaches each other peer once: no duplicate deliveries")
@@ -82,7 +82,7 @@ struct LazyPushTests {
         // The notes (and the answers they draw, both ways) cross.
         try await Task.sleep(for: .milliseconds(500))
         try peers[1].store.insertOrders(0..<1)
-        #expect(try await eventually(10) { try peers.allSatisfy { try ids($0.store, "orders").count == 1 } },
+        #expect(try await eventually { try peers.allSatisfy { try ids($0.store, "orders").count == 1 } },
                 "p1's write was held on both its links")
         for peer in peers { peer.engine.stop() }
     }
@@ -115,13 +115,13 @@ struct LazyPushTests {
         try peers[lazy.lazyNeighbour].store.insertOrders(200..<201)
         try await Task.sleep(for: .milliseconds(100))
         try peers[lazy.lazyNeighbour].store.insertOrders(201..<202)
-        #expect(try await eventually(10) { try Set(ids(peers[lazy.peer].store, "orders")).isSuperset(of: ["o0200", "o0201"]) },
+        #expect(try await eventually { try Set(ids(peers[lazy.peer].store, "orders")).isSuperset(of: ["o0200", "o0201"]) },
                 "p\(lazy.peer) got both of p\(lazy.lazyNeighbour)'s writes from it while p\(eager) sent nothing")
         try peers[eager].store.insertOrders(100..<101)
-        #expect(try await eventually(10) { try ids(peers[lazy.peer].store, "orders").contains("o0100") },
+        #expect(try await eventually { try ids(peers[lazy.peer].store, "orders").contains("o0100") },
                 "p\(lazy.peer) got p\(eager)'s write through p\(lazy.lazyNeighbour), which pushed lazily")
         stalled.releaseAll()
-        #expect(try await eventually(10) {
+        #expect(try await eventually {
             let reference = try contents(peers[0].store, "orders")
             return try peers.allSatisfy { try contents($0.store, "orders") == reference }
         })
@@ -154,7 +154,7 @@ struct LazyPushTests {
             wentLazy = wentLazy || links.contains { !$0.left.lazyAsked.withLock { $0.isEmpty } || !$0.right.lazyAsked.withLock { $0.isEmpty } }
         }
         #expect(wentLazy, "seed \(seed): no link went lazy")
-        let converged = try await eventually(20) {
+        let converged = try await eventually {
             let reference = try contents(peers[0].store, "items")
             return try peers.dropFirst().allSatisfy { try contents($0.store, "items") == reference }
         }
@@ -170,7 +170,7 @@ struct LazyPushTests {
         #expect(await link.caughtUp())
         for n in 0..<10 {
             try (n % 2 == 0 ? a : b).store.insertOrders(n..<n + 1)
-            #expect(try await eventually(10) { try ids(a.store, "orders").count == n + 1 && ids(b.store, "orders").count == n + 1 })
+            #expect(try await eventually { try ids(a.store, "orders").count == n + 1 && ids(b.store, "orders").count == n + 1 })
         }
         let notes = try (link.leftChannel.sentMessages() + link.rightChannel.sentMessages()).filter {
             if case .pushNote = $0 { true } else { false }

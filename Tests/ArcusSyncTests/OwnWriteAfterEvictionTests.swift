@@ -43,7 +43,7 @@ struct OwnWriteAfterEvictionTests {
         // b, which holds the write, comes back: a must get its own write back from it.
         let back = connect(a, b)
         #expect(await back.caughtUp())
-        let same = try await eventually(10) { try contents(a.store, "docs") == contents(b.store, "docs") }
+        let same = try await eventually { try contents(a.store, "docs") == contents(b.store, "docs") }
         let (held, theirs) = (try contents(a.store, "docs"), try contents(b.store, "docs"))
         #expect(same, "a: \(held), b: \(theirs)")
         back.close()

@@ -7,7 +7,9 @@ import Synchronization
 import Testing
 
 /// Waits until `condition` holds, checking every few milliseconds; false after `seconds`.
-func eventually(_ seconds: Double = 20, _ condition: () throws -> Bool) async rethrows -> Bool {
+/// Generous: the tests of a target run at once, and on two cores a step that takes
+/// milliseconds alone took 21 s in that crowd (a 20 s wait failed in CI).
+func eventually(_ seconds: Double = 60, _ condition: () throws -> Bool) async rethrows -> Bool {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     while ContinuousClock.now < deadline {
         if try condition() { return true }

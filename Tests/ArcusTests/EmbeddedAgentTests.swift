@@ -44,7 +44,7 @@ struct EmbeddedAgentTests {
     }
 
     /// Polls `condition` every 50 ms for up to `seconds`.
-    static func eventually(_ seconds: Double = 30, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    static func eventually(_ seconds: Double = 60, _ condition: () async throws -> Bool) async rethrows -> Bool {
         let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
         while ContinuousClock.now < deadline {
             if try await condition() { return true }
