@@ -126,6 +126,27 @@ struct StoreBuilderTests {
         #expect { try memory.execute("SELECT * FROM a") } throws: { Self.isClosed($0) }
     }
 
+    @Test("after a close, attachments, statistics, settings and the integrity check say the store is closed, as queries do")
+    func everyPathSaysClosed() throws {
+        let t = try TemporaryStore()
+        let token = try t.store.newAttachment(Data("kept".utf8))
+        try t.store.close()
+        let calls: [(String, () throws -> Void)] = [
+            ("newAttachment", { _ = try t.store.newAttachment(Data("more".utf8)) }),
+            ("fetchAttachment", { _ = try t.store.fetchAttachment(token) }),
+            ("collectAttachmentGarbage", { _ = try t.store.collectAttachmentGarbage(grace: 0) }),
+            ("reclaimableAttachments", { _ = try t.store.reclaimableAttachments() }),
+            ("completeAttachment", { try t.store.completeAttachment(token) }),
+            ("referencedAttachment", { _ = try t.store.referencedAttachment(hash: token.hash) }),
+            ("documentCounts", { _ = try t.store.documentCounts() }),
+            ("setSynchronous", { try t.store.setSynchronous(.full) }),
+            ("checkIntegrity", { _ = try t.store.checkIntegrity() }),
+        ]
+        for (name, call) in calls {
+            #expect("\(name)") { try call() } throws: { Self.isClosed($0) }
+        }
+    }
+
     @Test("writes racing a close either commit, and are there when the directory opens again, or are refused as closed")
     func closeDuringWrites() throws {
         let t = try TemporaryStore()

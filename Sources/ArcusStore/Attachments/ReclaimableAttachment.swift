@@ -30,6 +30,7 @@ extension Store {
     /// removed, one just uploaded and not yet in a document). Sync counts them against what
     /// peers may make this side keep, and reclaims the oldest when it needs room.
     public func reclaimableAttachments() throws -> [ReclaimableAttachment] {
+        try checkOpen()
         let staged = attachmentFiles.partials().map {
             ReclaimableAttachment(hash: $0.hash, bytes: $0.bytes, kind: .staged, since: $0.modified)
         }
@@ -48,13 +49,14 @@ extension Store {
     /// document). Returns whether it deleted it.
     @discardableResult
     public func reclaim(_ attachment: ReclaimableAttachment, grace: TimeInterval = 60) throws -> Bool {
+        try checkOpen()
         switch attachment.kind {
         case .staged:
             attachmentFiles.discardPartial(attachment.hash)
             return true
         case .unreferenced:
             let cutoff = Date().timeIntervalSince1970 - grace
-            let deleted = try writer.write { db -> Bool in
+            let deleted = try writeRecords { db -> Bool in
                 try db.execute(sql: """
                     DELETE FROM attachment WHERE hash = ? AND created < ? AND hash NOT IN (SELECT hash FROM attachment_ref WHERE hash = ?)
                     """, arguments: [Data(attachment.hash), cutoff, Data(attachment.hash)])

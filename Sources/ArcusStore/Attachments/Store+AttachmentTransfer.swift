@@ -18,7 +18,8 @@ extension Store {
 
     /// Up to `count` bytes of the blob from `offset`; nil when this store does not have it.
     public func readAttachment(hash: [UInt8], offset: Int64, count: Int) throws -> [UInt8]? {
-        try attachmentFiles.read(hash, offset: offset, count: count)
+        try checkOpen()
+        return try attachmentFiles.read(hash, offset: offset, count: count)
     }
 
     /// How many bytes of a blob being fetched have arrived (kept across restarts).
@@ -26,22 +27,21 @@ extension Store {
 
     /// Appends a piece of a blob being fetched; `offset` must be where the arrived bytes end.
     public func receiveAttachmentPiece(hash: [UInt8], offset: Int64, bytes: [UInt8]) throws {
+        try checkOpen()
         try attachmentFiles.appendPartial(hash, at: offset, bytes)
     }
 
     /// Checks a fully arrived blob against its hash and makes it available; a mismatch
     /// discards what arrived and throws.
     public func completeAttachment(_ token: AttachmentToken) throws {
+        try checkOpen()
         let arrived = attachmentFiles.partialLength(token.hash)
         guard arrived == token.length else {
             attachmentFiles.discardPartial(token.hash)
             throw StoreError.attachment("attachment \(token.hashHex) arrived with \(arrived) bytes, but its token says \(token.length); it was discarded")
         }
         try attachmentFiles.completePartial(token.hash)
-        try writer.write { db in
-            try db.execute(sql: "INSERT OR IGNORE INTO attachment (hash, length, created) VALUES (?, ?, ?)",
-                           arguments: [Data(token.hash), token.length, Date().timeIntervalSince1970])
-        }
+        try recordAttachment(token.hash, length: token.length)
     }
 
     /// Forgets the bytes of a blob that arrived so far.

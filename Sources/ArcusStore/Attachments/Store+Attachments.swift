@@ -24,6 +24,7 @@ public enum AttachmentFetch: Sendable {
 extension Store {
     /// Stores `bytes` as an attachment and returns the token to put in a document.
     public func newAttachment(_ bytes: Data, metadata: [String: String] = [:]) throws -> AttachmentToken {
+        try checkOpen()
         let hash = try attachmentFiles.store(bytes)
         try recordAttachment(hash, length: Int64(bytes.count))
         return AttachmentToken(hash: hash, length: Int64(bytes.count), metadata: metadata)
@@ -31,6 +32,7 @@ extension Store {
 
     /// Stores the file at `path` as an attachment (streamed, not loaded whole).
     public func newAttachment(path: String, metadata: [String: String] = [:]) throws -> AttachmentToken {
+        try checkOpen()
         let (hash, length) = try attachmentFiles.store(fileAt: URL(fileURLWithPath: path))
         try recordAttachment(hash, length: length)
         var metadata = metadata
@@ -50,8 +52,9 @@ extension Store {
         return (url, try PrivateFiles.createFile(url))
     }
 
-    private func recordAttachment(_ hash: [UInt8], length: Int64) throws {
-        try writer.write { db in
+    /// Records a complete blob the store now has (made here, or fetched whole).
+    func recordAttachment(_ hash: [UInt8], length: Int64) throws {
+        try writeRecords { db in
             try db.execute(sql: "INSERT OR IGNORE INTO attachment (hash, length, created) VALUES (?, ?, ?)",
                            arguments: [Data(hash), length, Date().timeIntervalSince1970])
         }
@@ -59,6 +62,7 @@ extension Store {
 
     /// The attachment's bytes if this store has them, reporting progress as they are read.
     public func fetchAttachment(_ token: AttachmentToken, progress: (@Sendable (AttachmentProgress) -> Void)? = nil) throws -> AttachmentFetch {
+        try checkOpen()
         guard let data = try attachmentFiles.read(token.hash) else { return .missing }
         guard data.count == token.length else {
             throw StoreError.attachment("attachment \(token.hashHex) has \(data.count) bytes, but its token says \(token.length)")
@@ -72,7 +76,7 @@ extension Store {
     @discardableResult
     public func collectAttachmentGarbage(grace: TimeInterval = 60) throws -> Int {
         let cutoff = Date().timeIntervalSince1970 - grace
-        let orphans = try writer.write { db -> [[UInt8]] in
+        let orphans = try writeRecords { db -> [[UInt8]] in
             let hashes = try Data.fetchAll(db, sql: """
                 SELECT hash FROM attachment WHERE created < ? AND hash NOT IN (SELECT hash FROM attachment_ref)
                 """, arguments: [cutoff])

@@ -347,10 +347,22 @@ public final class Store: Sendable {
         if isClosed.load(ordering: .sequentiallyConsistent) { throw StoreError.closed }
     }
 
+    /// Runs `body` in a write transaction of its own, for what the store keeps besides documents
+    /// (attachments' records, settings). Refused as `StoreError.closed` once the store is closed,
+    /// as every other call is: GRDB says "out of memory" of a closed connection.
+    func writeRecords<T>(_ body: (Database) throws -> T) throws -> T {
+        try checkOpen()
+        return try writer.writeWithoutTransaction { db in
+            // Again in turn with `close`, which may have run since.
+            try checkOpen()
+            return try db.inImmediateTransaction { try body(db) }
+        }
+    }
+
     /// SQLite's own check of the database file (`PRAGMA integrity_check`): `["ok"]`, or one line
     /// per problem found.
     public func checkIntegrity() throws -> [String] {
-        try writer.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+        try read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
     }
 
     /// The default of `Options.conflictsPerField`: 0, the conflict view off. Keeping conflicts

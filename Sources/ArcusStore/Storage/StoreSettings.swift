@@ -31,6 +31,11 @@ extension Store {
     /// Sets what later commits survive (`Options.synchronous`) on the connection that commits,
     /// from the next write on.
     public func setSynchronous(_ synchronous: Options.Synchronous) throws {
-        try writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous.rawValue)") }
+        try checkOpen()
+        try writer.writeWithoutTransaction { db in
+            // Again in turn with `close`: a closed connection says "out of memory".
+            try checkOpen()
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous.rawValue)")
+        }
     }
 }
