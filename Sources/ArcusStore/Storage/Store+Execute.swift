@@ -70,10 +70,8 @@ extension Store {
 
     func observe(_ select: DQLSelect, handler: @escaping @Sendable (ObserverEvent) -> Void) throws -> StoreObserver {
         let indexes = fieldIndexes
-        try checkOpen()
         // On the writer, so that no commit falls between the first result and the registration.
-        return try writer.writeWithoutTransaction { db in
-            try checkOpen()
+        return try onOpenWriter { db in
             let documents = try QueryExecutor(reading: db, indexes: indexes).matching(select.collection, select.whereClause)
             return try observers.register(try LiveQuery(select, documents: documents), deliver: handler)
         }

@@ -289,10 +289,7 @@ public final class Store: Sendable {
     @discardableResult
     public func write(_ body: (WriteTransaction) throws -> Void) throws -> [WriteTransaction.Result] {
         guard !WriteMarker.isInsideWrite else { throw StoreError.nestedWriteTransaction }
-        try checkOpen()
-        return try writer.writeWithoutTransaction { db in
-            // Again in turn with `close`, which may have run since.
-            try checkOpen()
+        return try onOpenWriter { db in
             WriteMarker.enter()
             defer { WriteMarker.leave() }
             // One writer at a time: what the change log held before is still its latest position
@@ -347,16 +344,22 @@ public final class Store: Sendable {
         if isClosed.load(ordering: .sequentiallyConsistent) { throw StoreError.closed }
     }
 
-    /// Runs `body` in a write transaction of its own, for what the store keeps besides documents
-    /// (attachments' records, settings). Refused as `StoreError.closed` once the store is closed,
-    /// as every other call is: GRDB says "out of memory" of a closed connection.
-    func writeRecords<T>(_ body: (Database) throws -> T) throws -> T {
+    /// Runs `body` on the writer connection, without a transaction, or throws
+    /// `StoreError.closed`: GRDB says "out of memory" of a closed connection. Checked before
+    /// waiting for the writer and again once it is ours, in turn with `close`, which may have
+    /// run in between.
+    func onOpenWriter<T>(_ body: (Database) throws -> T) throws -> T {
         try checkOpen()
         return try writer.writeWithoutTransaction { db in
-            // Again in turn with `close`, which may have run since.
             try checkOpen()
-            return try db.inImmediateTransaction { try body(db) }
+            return try body(db)
         }
+    }
+
+    /// Runs `body` in a write transaction of its own, for what the store keeps besides documents
+    /// (attachments' records, settings).
+    func writeRecords<T>(_ body: (Database) throws -> T) throws -> T {
+        try onOpenWriter { db in try db.inImmediateTransaction { try body(db) } }
     }
 
     /// SQLite's own check of the database file (`PRAGMA integrity_check`): `["ok"]`, or one line

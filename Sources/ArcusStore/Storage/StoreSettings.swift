@@ -31,10 +31,7 @@ extension Store {
     /// Sets what later commits survive (`Options.synchronous`) on the connection that commits,
     /// from the next write on.
     public func setSynchronous(_ synchronous: Options.Synchronous) throws {
-        try checkOpen()
-        try writer.writeWithoutTransaction { db in
-            // Again in turn with `close`: a closed connection says "out of memory".
-            try checkOpen()
+        try onOpenWriter { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous.rawValue)")
         }
     }
