@@ -163,12 +163,12 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        // Seeded randomness and random documents, shared by the test targets.
+        // Seeded randomness, random documents and waits, shared by the test targets.
         .target(name: "ArcusTestSupport", dependencies: ["ArcusCRDT"], path: "Tests/ArcusTestSupport"),
         // The library, used as an app uses it.
         .testTarget(
             name: "ArcusTests",
-            dependencies: ["Arcus", "ArcusMesh", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Arcus", "ArcusMesh", "ArcusTestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "ArcusCRDTTests", dependencies: ["ArcusCRDT", "ArcusTestSupport"]),
         .testTarget(name: "ArcusCodecTests", dependencies: ["ArcusCodec", "ArcusCRDT", "ArcusTestSupport"]),

@@ -1,4 +1,5 @@
 @testable import ArcusAgent
+import ArcusTestSupport
 import Foundation
 import Hummingbird
 import Testing

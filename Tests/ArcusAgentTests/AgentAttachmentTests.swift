@@ -1,4 +1,5 @@
 import ArcusCRDT
+import ArcusTestSupport
 import AsyncHTTPClient
 import Foundation
 import NIOCore

@@ -2,6 +2,7 @@ import ArcusAgent
 import ArcusBluetooth
 import ArcusLoopback
 import ArcusMesh
+import ArcusTestSupport
 import Foundation
 import Logging
 import Prometheus
@@ -110,18 +111,18 @@ struct AgentBluetoothTests {
             let session = await walker.agent.multiplexer.session(with: stayer.identity.peerID)
             let kinds = { await Set(session.linkStatuses.map(\.kind)) }
             lan.setInRange("walker", "stayer", true)
-            #expect(await eventuallyAsync { await kinds().contains(.lan) }, "the LAN link never came up")
+            #expect(await eventually { await kinds().contains(.lan) }, "the LAN link never came up")
             try EmulatedTopology(hears: [w: [], s: []]).write(to: topology)
-            #expect(await eventuallyAsync { await !kinds().contains(.bluetooth) }, "walking out of range did not cut the Bluetooth link")
+            #expect(await eventually { await !kinds().contains(.bluetooth) }, "walking out of range did not cut the Bluetooth link")
             try walker.write("on-lan")
             #expect(await eventually { stayer.has("on-lan") }, "the write did not go over the LAN")
             #expect(await walker.activeKind(to: stayer) == .lan)
 
             // Back in Bluetooth range; then the LAN goes.
             try FileManager.default.removeItem(atPath: topology)
-            #expect(await eventuallyAsync { await kinds().contains(.bluetooth) }, "the Bluetooth link did not come back in range")
+            #expect(await eventually { await kinds().contains(.bluetooth) }, "the Bluetooth link did not come back in range")
             lan.setInRange("walker", "stayer", false)
-            #expect(await eventuallyAsync { await !kinds().contains(.lan) }, "the LAN link did not go")
+            #expect(await eventually { await !kinds().contains(.lan) }, "the LAN link did not go")
             try walker.write("back-on-ble")
             #expect(await eventually { stayer.has("back-on-ble") }, "the write did not fail back to Bluetooth")
             #expect(await walker.activeKind(to: stayer) == .bluetooth)
@@ -129,13 +130,4 @@ struct AgentBluetoothTests {
             await group.triggerGracefulShutdown()
         }
     }
-}
-
-/// `eventually` for a condition that must await.
-func eventuallyAsync(_ condition: () async -> Bool) async -> Bool {
-    for _ in 0..<3000 {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return await condition()
 }

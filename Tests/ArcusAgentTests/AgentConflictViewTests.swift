@@ -1,5 +1,6 @@
 import ArcusCRDT
 import ArcusStore
+import ArcusTestSupport
 import Foundation
 import Testing
 
@@ -97,7 +98,7 @@ struct AgentConflictViewTests {
         b = try await RunningAgent.launch(data: bData, lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"])
         defer { _ = b.stop() }
         #expect(try await a.wait(until: "SELECT color FROM cars", contains: "blue").found, "\(a.log)")
-        let shown = await eventuallyAsync { ((try? await Self.lost(a)) ?? []).count == 1 }
+        let shown = await eventually { ((try? await Self.lost(a)) ?? []).count == 1 }
         let lost = try await Self.lost(a)
         #expect(shown, "\(lost)")
         #expect(lost.first?[path: ["value"]] == "red")
@@ -106,11 +107,11 @@ struct AgentConflictViewTests {
         // b writes again, having seen everything: a's kept value goes when that write arrives.
         // "Having seen" is the point: b must hold a's red first (it keeps it as lost too), or its
         // green is concurrent with red and red rightly stays (a race under load, CI 2026-11-29).
-        let bSawRed = await eventuallyAsync { ((try? await Self.lost(b)) ?? []).contains { $0[path: ["value"]] == "red" } }
+        let bSawRed = await eventually { ((try? await Self.lost(b)) ?? []).contains { $0[path: ["value"]] == "red" } }
         #expect(bSawRed, "b never received a's red")
         _ = try await b.execute("UPDATE cars SET color = 'green' WHERE _id = 'c1'")
         #expect(try await a.wait(until: "SELECT color FROM cars", contains: "green").found)
-        let cleared = await eventuallyAsync { ((try? await Self.lost(a)) ?? [1]).isEmpty }
+        let cleared = await eventually { ((try? await Self.lost(a)) ?? [1]).isEmpty }
         let left = try await Self.lost(a)
         #expect(cleared, "\(left)")
     }

@@ -1,3 +1,4 @@
+import ArcusTestSupport
 import Foundation
 import Glibc
 import Synchronization

@@ -1,4 +1,5 @@
 import ArcusCRDT
+import ArcusTestSupport
 import AsyncHTTPClient
 import Foundation
 import NIOCore
@@ -332,27 +333,3 @@ struct SSEEvents {
     }
 }
 
-/// Polls `condition` every 20 ms for up to 60 s (far more than any of these waits needs).
-func eventually(_ condition: () -> Bool) async -> Bool {
-    for _ in 0..<3000 {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
-}
-
-/// A TCP port on 127.0.0.1 that nothing listens on (it was bound and released).
-func freePort() throws -> Int {
-    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(socket) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
-    }
-    guard bound else { throw ArcusProcess.ProcessError("could not bind a port on 127.0.0.1") }
-    return Int(UInt16(bigEndian: address.sin_port))
-}

@@ -43,15 +43,6 @@ struct AgentSecureSyncTests {
         }
     }
 
-    static func eventually(_ seconds: Double = 10, _ condition: () throws -> Bool) async rethrows -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while ContinuousClock.now < deadline {
-            if try condition() { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return try condition()
-    }
-
     /// Links `dialer` and `acceptor` by a fresh loopback pair, secured, with a sync session at each end.
     static func link(_ dialer: Node, _ acceptor: Node) async throws -> (SecureConnector.Connection, SecureConnector.Connection) {
         let (a, b) = Loopback.pair(.instant, name: "secure-test")
@@ -89,7 +80,7 @@ struct AgentSecureSyncTests {
             try b.insert("b-\(round)", into: "cars")
             expected += ["a-\(round)", "b-\(round)"]
             let (atA, atB) = try await Self.relink(a, b)
-            let converged = try await Self.eventually { try [a, b].allSatisfy { try $0.ids("cars") == expected.sorted() } }
+            let converged = try await eventually { try [a, b].allSatisfy { try $0.ids("cars") == expected.sorted() } }
             #expect(converged, "round \(round)")
             #expect((atA.link.resumption != nil) == (round > 0), "round \(round)")
             let sentA = Self.framesSent(atA), sentB = Self.framesSent(atB)
@@ -105,7 +96,7 @@ struct AgentSecureSyncTests {
         let restarted = SecureConnector(handshake: a.connector.handshake)
         try a.insert("a-last", into: "cars")
         let (atA, atB) = try await Self.relink(a, b, dialerConnector: restarted)
-        let converged = try await Self.eventually { try b.ids("cars").contains("a-last") }
+        let converged = try await eventually { try b.ids("cars").contains("a-last") }
         #expect(converged && atA.link.resumption != nil)
         let sentA = Self.framesSent(atA), sentB = Self.framesSent(atB)
         #expect(sentA.link == sentA.engine - 1 && sentB.link == sentB.engine, "\(sentA) \(sentB)")
@@ -123,7 +114,7 @@ struct AgentSecureSyncTests {
         #expect(left.session.permissions == .all)
         try nodes[0].insert("from-0", into: "cars")
         try nodes[2].insert("from-2", into: "cars")
-        let converged = try await Self.eventually { try nodes.allSatisfy { try $0.ids("cars") == ["from-0", "from-2"] } }
+        let converged = try await eventually { try nodes.allSatisfy { try $0.ids("cars") == ["from-0", "from-2"] } }
         let seen = try nodes.map { try $0.ids("cars") }
         #expect(converged, "\(seen)")
     }
@@ -170,7 +161,7 @@ struct AgentSecureSyncTests {
         let (fromReader, atHub) = try await Self.link(reader, hub)
         #expect(atHub.session.permissions == SyncPermissions(read: .named(["orders"]), write: .named(["orders"]), relay: false))
         #expect(fromReader.session.permissions == SyncPermissions(read: .all, write: .all, relay: false), "the hub's certificate does not make it a relay")
-        #expect(await Self.eventually { (try? reader.ids("orders")) == ["o1", "r-order"] && (try? hub.ids("orders")) == ["o1", "r-order"] })
+        #expect(await eventually { (try? reader.ids("orders")) == ["o1", "r-order"] && (try? hub.ids("orders")) == ["o1", "r-order"] })
         _ = await atHub.session.waitUntilCaughtUp()
         try await Task.sleep(for: .milliseconds(100))
         #expect(try reader.ids("cars") == ["r-car"], "the hub sent a car to a peer that may read only orders")
@@ -187,7 +178,7 @@ struct AgentSecureSyncTests {
         try hub.insert("c1", into: "cars")
 
         let (_, atHub) = try await Self.link(honest, hub)
-        #expect(await Self.eventually { (try? honest.ids("cars")) == ["c1"] })
+        #expect(await eventually { (try? honest.ids("cars")) == ["c1"] })
         #expect(await atHub.session.peerID == Array(withUnsafeBytes(of: SiteID(peer: identity.peerID).rawValue.bigEndian) { $0 }))
         atHub.channel.close()
 
@@ -234,7 +225,7 @@ struct AgentSecureSyncTests {
             func state(_ node: Node) throws -> [[Value]] {
                 try ["orders", "sensors"].map { try node.store.execute("SELECT * FROM \($0) ORDER BY _id").items }
             }
-            let converged = try await Self.eventually { try state(a) == state(b) }
+            let converged = try await eventually { try state(a) == state(b) }
             #expect(converged, "seed \(seed), round \(round)")
             #expect(atA.continuedCodec.sending == atB.continuedCodec.receiving && atA.continuedCodec.receiving == atB.continuedCodec.sending)
             if atA.continuedCodec.sending || atA.continuedCodec.receiving { continued += 1 } else { fresh += 1 }
@@ -267,7 +258,7 @@ struct AgentSecureSyncTests {
         let atA = a.connector.connect(conversationA, authenticatedAs: securedA.peer, to: a.engine)
         try a.insert("from-a", into: "cars")
         try b.insert("from-b", into: "cars")
-        let converged = try await Self.eventually { try [a, b].allSatisfy { try $0.ids("cars") == ["from-a", "from-b"] } }
+        let converged = try await eventually { try [a, b].allSatisfy { try $0.ids("cars") == ["from-a", "from-b"] } }
         #expect(converged)
         let heardB = await atA.peerID, heardA = await atB.peerID
         #expect(heardB == b.engine.peerID && heardA == a.engine.peerID)

@@ -1,4 +1,5 @@
 import ArcusCRDT
+import ArcusTestSupport
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import ArcusCRDT
+import ArcusTestSupport
 import Foundation
 import Testing
 
@@ -37,7 +38,7 @@ struct AgentTombstoneTests {
         try await Task.sleep(for: .seconds(2))
         let set = try await a.execute("ALTER SYSTEM SET tombstone_lifetime_s = 1")
         #expect(set.status == 200, "\(set.body)")
-        let reaped = await eventuallyAsync { (try? await Self.stored(a)) ?? (0, 0) == (1, 0) }
+        let reaped = await eventually { (try? await Self.stored(a)) ?? (0, 0) == (1, 0) }
         #expect(reaped, "the tombstones were not reaped: \(a.log)")
         #expect(a.log.contains("reaped tombstones"), "\(a.log)")
 
@@ -45,10 +46,10 @@ struct AgentTombstoneTests {
         b = try await RunningAgent.launch(data: bData, lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"])
         defer { _ = b.stop() }
         let expected: Value = [["_id": "edited", "color": "blue"], ["_id": "live", "make": "kia"]]
-        let onB = await eventuallyAsync { (try? await b.execute("SELECT * FROM cars ORDER BY _id").json?[path: ["items"]]) == expected }
+        let onB = await eventually { (try? await b.execute("SELECT * FROM cars ORDER BY _id").json?[path: ["items"]]) == expected }
         let bHolds = try await b.execute("SELECT * FROM cars ORDER BY _id").body
         #expect(onB, "\(bHolds)\n\(b.log)")
-        let onA = await eventuallyAsync { (try? await a.execute("SELECT * FROM cars ORDER BY _id").json?[path: ["items"]]) == expected }
+        let onA = await eventually { (try? await a.execute("SELECT * FROM cars ORDER BY _id").json?[path: ["items"]]) == expected }
         let aHolds = try await a.execute("SELECT * FROM cars ORDER BY _id").body
         #expect(onA, "\(aHolds)")
         #expect(b.log.contains("removed on"), "\(b.log)")

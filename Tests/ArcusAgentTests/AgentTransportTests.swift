@@ -2,6 +2,7 @@ import ArcusAgent
 import ArcusCRDT
 import ArcusLoopback
 import ArcusMesh
+import ArcusTestSupport
 import AsyncHTTPClient
 import Foundation
 import Logging

@@ -176,14 +176,3 @@ final class LogLines: Sendable {
 }
 
 import Synchronization
-
-/// Polls `condition` until it holds or `seconds` pass (generous: the target's tests run at
-/// once, and a wait of milliseconds alone can take tens of seconds among them).
-func eventually(_ seconds: Double = 60, _ condition: () throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if try condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return try condition()
-}

@@ -1,5 +1,6 @@
 import ArcusAgent
 import ArcusLAN
+import ArcusTestSupport
 import Foundation
 import Testing
 

@@ -1,6 +1,7 @@
 import ArcusAgent
 import ArcusBench
 import ArcusCRDT
+import ArcusTestSupport
 import Foundation
 import Testing
 

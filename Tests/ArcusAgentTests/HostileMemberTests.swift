@@ -3,6 +3,7 @@ import ArcusCRDT
 import ArcusMesh
 import ArcusStore
 import ArcusSync
+import ArcusTestSupport
 import Foundation
 import Testing
 @testable import ArcusAgent

@@ -1,5 +1,6 @@
 import ArcusAgent
 import ArcusMesh
+import ArcusTestSupport
 import Foundation
 import Testing
 

@@ -39,7 +39,7 @@ struct NATSConnectTests {
 
     @Test("with nothing listening and no retry, the error names the URL")
     func nothingListeningFails() throws {
-        let port = try NATSServerProcess.freePort()
+        let port = try freePort()
         var options = testOptions("nats://127.0.0.1:\(port)")
         options.retryOnFailedConnect = false
         let error = #expect(throws: NATSError.self) { try NATSConnection(options) }
@@ -50,7 +50,7 @@ struct NATSConnectTests {
 
     @Test("with retry, init returns at once and the connection comes up when a server starts")
     func retryConnectsLater() async throws {
-        let port = try NATSServerProcess.freePort()
+        let port = try freePort()
         let connection = try NATSConnection(testOptions("nats://127.0.0.1:\(port)"))
         defer { connection.close() }
         let events = RecordedEvents(connection)
@@ -82,7 +82,7 @@ struct NATSConnectTests {
 struct NATSClosingTests {
     @Test("a connection still waiting for its first server closes, and its events finish")
     func closesBeforeEverConnecting() async throws {
-        let port = try NATSServerProcess.freePort()
+        let port = try freePort()
         let connection = try NATSConnection(testOptions("nats://127.0.0.1:\(port)"))
         let subscription = try connection.subscribe("arcus.never") { _ in }
         connection.close()

@@ -37,18 +37,6 @@ final class RecordedEvents: Sendable {
     }
 }
 
-/// Waits until `condition` holds, polling; false if `limit` passes first. Never used to
-/// assert speed: limits are generous and only bound a hang.
-func eventually(within limit: Duration = .seconds(60), _ condition: () -> Bool) async -> Bool {
-    let clock = ContinuousClock()
-    let deadline = clock.now + limit
-    while clock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
-}
-
 /// A payload that carries its index in its first four bytes, followed by `size - 4` bytes of
 /// a pattern that depends on the index.
 func numberedPayload(_ index: Int, size: Int) -> [UInt8] {

@@ -1,5 +1,6 @@
 import ArcusStore
 import ArcusSync
+import ArcusTestSupport
 import Foundation
 import Synchronization
 import Testing

@@ -1,6 +1,7 @@
 import ArcusCRDT
 import ArcusStore
 import ArcusSync
+import ArcusTestSupport
 import Foundation
 import Testing
 

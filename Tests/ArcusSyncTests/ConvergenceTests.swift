@@ -66,7 +66,7 @@ struct ConvergenceTests {
             links[index] = connect(peers[edges[index].0], peers[edges[index].1])
         }
         for link in links { #expect(await link!.caughtUp()) }
-        let converged = try await eventually(30) {
+        let converged = try await eventually {
             let reference = try contents(peers[0].store, "items")
             return try peers.dropFirst().allSatisfy { try contents($0.store, "items") == reference }
         }

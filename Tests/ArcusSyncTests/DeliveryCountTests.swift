@@ -2,6 +2,7 @@ import ArcusCRDT
 import ArcusCodec
 import ArcusStore
 import ArcusSync
+import ArcusTestSupport
 import Testing
 
 /// `SyncEngine.deliveries`: every document delta merged from a peer, and the duplicates among

@@ -2,6 +2,7 @@ import ArcusCRDT
 import ArcusCodec
 import ArcusStore
 import ArcusSync
+import ArcusTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -159,7 +160,7 @@ struct HostileAttachmentTests {
         let watch = DiskWatch(directory.url)
         // Two fit; the others are refused ("not found"), and the huge one at once. (Patient: in
         // CI's loaded sync phase the second blob took longer than 20 s to go through the relay.)
-        #expect(await eventually(60) { Self.answers(to: cb) == (notFound: 3, blobs: 2) }, "\(Self.answers(to: cb))")
+        #expect(await eventually { Self.answers(to: cb) == (notFound: 3, blobs: 2) }, "\(Self.answers(to: cb))")
         try await Task.sleep(for: .milliseconds(200))
         watch.stop()
         #expect(watch.most <= 50_000, "\(watch.most) bytes kept for relays")

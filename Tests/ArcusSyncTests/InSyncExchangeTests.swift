@@ -2,6 +2,7 @@ import ArcusCRDT
 import ArcusCodec
 import ArcusStore
 import ArcusSync
+import ArcusTestSupport
 import Foundation
 import Testing
 

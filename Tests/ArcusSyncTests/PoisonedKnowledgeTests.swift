@@ -1,6 +1,7 @@
 import ArcusCRDT
 import ArcusStore
 @testable import ArcusSync
+import ArcusTestSupport
 import Testing
 
 /// What a store's subscriptions claim survives in its sync records, apart from the documents

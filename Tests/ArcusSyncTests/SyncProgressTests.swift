@@ -1,6 +1,7 @@
 import ArcusCRDT
 import ArcusCodec
 import ArcusStore
+import ArcusTestSupport
 import Foundation
 import Testing
 @testable import ArcusSync

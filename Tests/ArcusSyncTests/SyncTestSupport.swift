@@ -6,18 +6,6 @@ import Foundation
 import Synchronization
 import Testing
 
-/// Waits until `condition` holds, checking every few milliseconds; false after `seconds`.
-/// Generous: the tests of a target run at once, and on two cores a step that takes
-/// milliseconds alone took 21 s in that crowd (a 20 s wait failed in CI).
-func eventually(_ seconds: Double = 60, _ condition: () throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if try condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return try condition()
-}
-
 /// The `_id`s of the live documents of `collection`, in order.
 func ids(_ store: Store, _ collection: String) throws -> [String] {
     try store.execute("SELECT * FROM \(collection) ORDER BY _id").items.compactMap { $0[path: ["_id"]]?.stringValue }

@@ -2,6 +2,7 @@ import ArcusCRDT
 import ArcusCodec
 import ArcusStore
 @testable import ArcusSync
+import ArcusTestSupport
 import Foundation
 import Testing
 

@@ -1,6 +1,7 @@
 import ArcusCRDT
 import ArcusStore
 import ArcusSync
+import ArcusTestSupport
 import Testing
 
 /// Whether a write has reached a peer: the write's commit, and what each peer served has

@@ -10,13 +10,11 @@ public final class NATSServerProcess: @unchecked Sendable {
     public enum Failure: Error, CustomStringConvertible {
         case notInstalled
         case didNotStart(String)
-        case noFreePort(String)
 
         public var description: String {
             switch self {
             case .notInstalled: "nats-server not found: run Tools/install-deps.sh"
             case .didNotStart(let detail): "nats-server did not start: \(detail)"
-            case .noFreePort(let detail): "no free TCP port on 127.0.0.1: \(detail)"
             }
         }
     }
@@ -142,30 +140,8 @@ public final class NATSServerProcess: @unchecked Sendable {
         return directories.map { "\($0)/nats-server" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    /// A port that was free a moment ago: bind 127.0.0.1:0, read the port, close.
-    public static func freePort() throws -> Int {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw Failure.noFreePort(String(cString: strerror(errno))) }
-        defer { close(socket) }
-        var address = LoopbackAddress.make(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw Failure.noFreePort(String(cString: strerror(errno))) }
-        guard let port = LoopbackAddress.localPort(of: socket) else {
-            throw Failure.noFreePort(String(cString: strerror(errno)))
-        }
-        return port
-    }
-
     static func acceptsConnections(port: Int) -> Bool {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { return false }
-        defer { close(socket) }
-        var address = LoopbackAddress.make(port: port)
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        } == 0
+        LoopbackAddress.succeeds(port: port) { socket, address, length in connect(socket, address, length) }
     }
 }
 
@@ -186,6 +162,18 @@ enum LoopbackAddress {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return address
+    }
+
+    /// Whether `call` (bind or connect) returns 0 on a fresh TCP socket given 127.0.0.1:`port`;
+    /// the socket is closed after.
+    static func succeeds(port: Int, _ call: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Bool {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { return false }
+        defer { close(socket) }
+        var address = make(port: port)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
     }
 
     static func localPort(of socket: Int32) -> Int? {

@@ -1,3 +1,4 @@
+import ArcusTestSupport
 import Synchronization
 import Arcus
 import ArcusMesh
@@ -43,16 +44,6 @@ struct EmbeddedAgentTests {
         return (a, b)
     }
 
-    /// Polls `condition` every 50 ms for up to `seconds`.
-    static func eventually(_ seconds: Double = 60, _ condition: () async throws -> Bool) async rethrows -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return try await condition()
-    }
-
     @Test("a write on one embedded agent reaches the other over LAN: the writer waits until the peer holds it, the peer's observer sees it")
     func syncOverLAN() async throws {
         let scratch = try Scratch()
@@ -61,7 +52,7 @@ struct EmbeddedAgentTests {
         var iterator = events.makeAsyncIterator()
         #expect(await iterator.next()?.items == [], "the first event is the current (empty) result")
 
-        #expect(await Self.eventually { a.peers.peers[b.peerID] != nil }, "a never saw b")
+        #expect(await eventually { a.peers.peers[b.peerID] != nil }, "a never saw b")
         let written = try await a.execute(
             "INSERT INTO readings DOCUMENTS (:reading)", arguments: ["reading": ["_id": "r1", "celsius": 21.5]],
             waitingUntilHeldBy: [b.peerID.description], timeout: .seconds(30)
@@ -126,8 +117,8 @@ struct EmbeddedAgentTests {
         for index in 0..<50 { try await a.execute("INSERT INTO notes DOCUMENTS (:n)", arguments: ["n": ["_id": .string("n\(index)"), "i": .int(Int64(index))]]) }
         let subscription = try b.subscribe("SELECT * FROM notes")
         #expect(try b.subscribe("SELECT * FROM notes").id == subscription.id, "the same query is the same subscription")
-        #expect(await Self.eventually { (try? await b.execute("SELECT COUNT(*) AS n FROM notes").items) == [["n": 50]] })
-        #expect(await Self.eventually { b.subscriptions.first { $0.id == subscription.id }?.isCaughtUp == true })
+        #expect(await eventually { (try? await b.execute("SELECT COUNT(*) AS n FROM notes").items) == [["n": 50]] })
+        #expect(await eventually { b.subscriptions.first { $0.id == subscription.id }?.isCaughtUp == true })
         let progress = try #require(b.subscriptions.first { $0.id == subscription.id }?.progress.first)
         // Sync names a peer by its site: the first 16 hex digits of its peer id.
         #expect(progress.peerID == String(a.peerID.description.prefix(16)))
@@ -154,7 +145,7 @@ struct EmbeddedAgentTests {
         #expect(token.length == 300_000)
         #expect(token.metadata == ["name": "photo.bin"])
 
-        #expect(await Self.eventually { (try? await b.execute("SELECT _id FROM readings").items) == [["_id": "r1"]] })
+        #expect(await eventually { (try? await b.execute("SELECT _id FROM readings").items) == [["_id": "r1"]] })
         let held = try await b.execute("SELECT photo.full AS full FROM readings WHERE _id = 'r1'").items.first?[path: FieldPath(["full"])]
         let received = try #require(held.flatMap(AttachmentToken.init(value:)))
         #expect(received.hash == token.hash)
