@@ -10,6 +10,66 @@ extension DocumentState {
         self = state
     }
 
+    /// The state `init(creating:excluding:at:)` makes of the object `json` holds. Read straight
+    /// into cells when the names come in sorted order, as a store writes them: no dictionary
+    /// is built and nothing sorted. Any other text takes the general way, with the same result.
+    public init?(creatingFromJSON json: String, excluding excluded: String? = nil, at stamp: Stamp) {
+        if let state = Self.created(inOrder: json, excluding: excluded, at: stamp) {
+            self = state
+            return
+        }
+        guard case .object(let fields)? = try? Value(json: json) else { return nil }
+        self.init(creating: fields, excluding: excluded, at: stamp)
+    }
+
+    /// The state made from `json` read in one pass; nil when it is not an object whose names
+    /// come in strictly increasing order, or when the general way must decide.
+    static func created(inOrder json: String, excluding excluded: String?, at stamp: Stamp) -> DocumentState? {
+        var json = json
+        return json.withUTF8 { bytes -> DocumentState? in
+            var reader = JSONReader(bytes: bytes)
+            guard reader.nextIsObject() else { return nil }
+            var state = DocumentState(version: VersionVector(stamp))
+            state.cells.append(Cell(kind: .marker, depth: 0, flag: .present, order: stamp, event: stamp))
+            guard (try? state.appendMembers(of: &reader, depth: 0, excluding: excluded, stamp: stamp)) == true, reader.isAtEnd(),
+                state.cells.count > 1
+            else { return nil }
+            return state
+        }
+    }
+
+    /// Appends the members of the object at `reader` as the fields of a new map at `depth`, as
+    /// `fastCreate` does; false at a name out of order, or a map too deep, or one naming
+    /// `$binary` other than as binary values are written.
+    private mutating func appendMembers(of reader: inout JSONReader, depth: UInt8, excluding excluded: String?, stamp: Stamp) throws -> Bool {
+        var previous: String?
+        var skipped = false
+        return try reader.readMembers { name, _, reader in
+            if depth == 0, name == excluded {
+                guard !skipped else { return false }
+                skipped = true
+                _ = try reader.readValue()
+                return true
+            }
+            if let previous, !(previous < name) { return false }
+            previous = name
+            guard name != Self.binaryKey else { return false }
+            names.append(name)
+            cells.append(.field(depth: depth, name: UInt32(names.count - 1)))
+            if reader.nextIsObject(), !reader.nextObjectStarts(with: "$binary") {
+                guard Int(depth) + 1 < Value.maximumNestingDepth else { return false }
+                cells.append(Cell(kind: .marker, depth: depth + 1, flag: .present, order: stamp, event: stamp))
+                return try appendMembers(of: &reader, depth: depth + 1, excluding: nil, stamp: stamp)
+            }
+            let value = try reader.readValue()
+            // Binary, as JSON writes it, is a value; an object that only names `$binary` a map.
+            if case .object = value { return false }
+            values.append(value)
+            cells.append(Cell(kind: .register, depth: depth, flag: .value, index: UInt32(values.count - 1), order: stamp, event: stamp))
+            return true
+        }
+    }
+
     /// The stamp of every entry when `DocumentState(creating: value's fields, at: stamp)`, with
     /// the value read back from its JSON, rebuilds exactly this state; nil otherwise.
     ///

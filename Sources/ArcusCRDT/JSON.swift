@@ -159,7 +159,7 @@ struct JSONReader {
         }
     }
 
-    private mutating func readValue() throws -> Value {
+    mutating func readValue() throws -> Value {
         skipWhitespace()
         guard index < bytes.count else { throw fail("unexpected end of input") }
         switch bytes[index] {
@@ -191,14 +191,55 @@ struct JSONReader {
     }
 
     private mutating func readObject() throws -> Value {
+        var fields: [String: Value] = [:]
+        _ = try readMembers { key, keyOffset, reader in
+            if fields.updateValue(try reader.readValue(), forKey: key) != nil {
+                throw JSONError(message: "duplicate field name \"\(key)\"", offset: keyOffset)
+            }
+            return true
+        }
+        if fields.count == 1, case .string(let base64)? = fields["$binary"] {
+            guard let data = Data(base64Encoded: base64) else { throw fail("\"$binary\" is not base64") }
+            return .binary(Array(data))
+        }
+        return .object(fields)
+    }
+
+    /// Whether the next value is an object, which `readMembers` reads.
+    mutating func nextIsObject() -> Bool {
+        skipWhitespace()
+        return index < bytes.count && bytes[index] == UInt8(ascii: "{")
+    }
+
+    /// Whether the next value is an object whose first name is `name` as written, byte for
+    /// byte (an escaped spelling does not count). Reads nothing.
+    mutating func nextObjectStarts(with name: StaticString) -> Bool {
+        guard nextIsObject() else { return false }
+        var at = index + 1
+        while at < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[at]) { at += 1 }
+        let count = name.utf8CodeUnitCount
+        guard bytes.count - at >= count + 2, bytes[at] == UInt8(ascii: "\""), bytes[at + count + 1] == UInt8(ascii: "\"") else { return false }
+        return (0..<count).allSatisfy { bytes[at + 1 + $0] == name.utf8Start[$0] }
+    }
+
+    /// Whether only whitespace is left.
+    mutating func isAtEnd() -> Bool {
+        skipWhitespace()
+        return index == bytes.count
+    }
+
+    /// Reads the object at the reader (`nextIsObject`) member by member, in the order of the
+    /// text, without building it: `member` gets each name and the offset where it starts, and
+    /// reads the member's value (`readValue`, or `readMembers` for an object). Duplicate names
+    /// are for `member` to notice. `member` returns false to stop reading; so does this.
+    mutating func readMembers(_ member: (String, Int, inout JSONReader) throws -> Bool) throws -> Bool {
         try enter()
         index += 1
-        var fields: [String: Value] = [:]
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
             depth -= 1
-            return .object(fields)
+            return true
         }
         while true {
             skipWhitespace()
@@ -208,10 +249,7 @@ struct JSONReader {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             index += 1
-            let value = try readValue()
-            if fields.updateValue(value, forKey: key) != nil {
-                throw JSONError(message: "duplicate field name \"\(key)\"", offset: keyOffset)
-            }
+            guard try member(key, keyOffset, &self) else { return false }
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -219,11 +257,7 @@ struct JSONReader {
             throw fail("expected ',' or '}'")
         }
         depth -= 1
-        if fields.count == 1, case .string(let base64)? = fields["$binary"] {
-            guard let data = Data(base64Encoded: base64) else { throw fail("\"$binary\" is not base64") }
-            return .binary(Array(data))
-        }
-        return .object(fields)
+        return true
     }
 
     private mutating func readArray() throws -> Value {

@@ -10,9 +10,51 @@ struct CreationStampTests {
     static let site = SiteID(0x1234_5678_9ABC)
 
     /// The state rebuilt from the JSON a store materialises for `state`, as a store rebuilds it.
+    /// The text a store writes has its names in order: it is read in one pass, and that pass
+    /// must give what the general way (a value, then its fields) gives.
     static func rebuilt(_ state: DocumentState, at stamp: Stamp) throws -> DocumentState? {
         guard let json = state.visibleJSON(adding: ("_id", "doc")), case .object(let fields) = try Value(json: json) else { return nil }
-        return DocumentState(creating: fields, excluding: "_id", at: stamp)
+        let general = DocumentState(creating: fields, excluding: "_id", at: stamp)
+        let onePass = DocumentState.created(inOrder: json, excluding: "_id", at: stamp)
+        #expect(onePass == general, "text a store writes is read in one pass, to the same state: \(json)")
+        #expect(DocumentState(creatingFromJSON: json, excluding: "_id", at: stamp) == general)
+        return general
+    }
+
+    @Test("text not in a store's order is read the general way, with the general way's result", arguments: [
+        #"{"_id":"d","b":1,"a":2}"#,                       // names out of order
+        #"{"_id":"d","a":1,"a":2}"#,                       // a duplicate name
+        #"{"_id":"d","a":{"$binary":"QUJD"}}"#,            // binary, as JSON writes it
+        #"{"_id":"d","a":{"$binary":"QUJD","b":1}}"#,      // a map that names $binary
+        #"{"_id":"d","a":{"\u0024binary":"QUJD"}}"#,       // binary, spelled otherwise
+        #"{"_id":"d","a":{"$binary":"not base64!"}}"#,     // binary that is not
+        #"{"a":{"!":1,"$binary":"QUJD"}}"#,                // an object that merely names $binary
+        #"{"$binary":"QUJD"}"#,                            // the whole document binary
+        #"{"Zone":1,"_id":"d","a":[{"y":1,"x":2}]}"#,      // objects in arrays stay values
+        #" { "a" : { "b" : { } } , "_id" : "d" } "#,       // whitespace, an empty map
+        #"{"_id":"d","_id":"e","a":1}"#,                   // the excluded name twice
+        #"{"_id":"d"}"#, "{}", "[1]", "7",                 // nothing to create
+        #"{"a":1} x"#, #"{"a":1"#, #"{"a":}"#,             // broken text
+    ])
+    func anyOrder(json: String) throws {
+        let stamp = Stamp(time: Timestamp(milliseconds: 9, logical: 0), site: Self.site)
+        var general: DocumentState?
+        if case .object(let fields)? = try? Value(json: json) { general = DocumentState(creating: fields, excluding: "_id", at: stamp) }
+        #expect(DocumentState(creatingFromJSON: json, excluding: "_id", at: stamp) == general, "\(json)")
+    }
+
+    @Test("maps nested to the limit are read in one pass; one level more is refused both ways")
+    func nestingLimit() throws {
+        let stamp = Stamp(time: Timestamp(milliseconds: 9, logical: 0), site: Self.site)
+        func nested(_ levels: Int) -> String { String(repeating: #"{"a":"#, count: levels) + "1" + String(repeating: "}", count: levels) }
+        let deepest = (1...Value.maximumNestingDepth).last { levels in
+            guard case .object(let fields)? = try? Value(json: nested(levels)) else { return false }
+            return DocumentState(creating: fields, at: stamp) != nil
+        }
+        let levels = try #require(deepest)
+        #expect(DocumentState.created(inOrder: nested(levels), excluding: nil, at: stamp) != nil)
+        #expect(DocumentState(creatingFromJSON: nested(levels), at: stamp) != nil)
+        #expect(DocumentState(creatingFromJSON: nested(levels + 1), at: stamp) == nil)
     }
 
     @Test("a new document from random fields claims its stamp and is rebuilt exactly", arguments: SeededRandom.seeds(count: 20, test: "creation-stamp"))

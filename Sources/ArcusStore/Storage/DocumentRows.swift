@@ -158,9 +158,7 @@ enum DocumentRows {
 
     /// The state one write at `stamp` created, rebuilt from the row's JSON.
     private static func created(at stamp: Stamp, json: () -> String?, _ key: DocumentKey) throws -> DocumentState {
-        guard let json = json(), case .object(let fields)? = try? Value(json: json),
-            let state = DocumentState(creating: fields, excluding: "_id", at: stamp)
-        else {
+        guard let json = json(), let state = DocumentState(creatingFromJSON: json, excluding: "_id", at: stamp) else {
             throw StoreError.corruptDocument(collection: key.collection, id: key.storageID, reason: .invalidValue("its state is stored as a creation stamp, but its JSON does not rebuild the document"))
         }
         return state
