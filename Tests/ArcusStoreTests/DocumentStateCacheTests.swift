@@ -133,4 +133,25 @@ struct DocumentStateCacheTests {
             #expect(usage.documents > 0 && usage.documents < 20 && usage.bytes <= 4_000, "\(usage)")
         }
     }
+
+    @Test("reading the whole log keeps what writes cached: a state only read fills room to spare, never evicts")
+    func readsDoNotEvict() throws {
+        var options = Store.Options()
+        options.stateCacheBytes = 4_000
+        let t = try TemporaryStore(options: options)
+        let keys = (0..<60).map { DocumentKey(collection: "cars", id: .string("d\($0)")) }
+        for key in keys {
+            try t.store.execute("INSERT INTO cars DOCUMENTS ({'_id': :id, 'n': 1})", arguments: ["id": key.id])
+        }
+        let sequences = try t.store.read { db in
+            try keys.map { try Int64.fetchOne(db, sql: "SELECT seq FROM document WHERE collection = ? AND id = ?", arguments: [$0.collection, $0.storageID])! }
+        }
+        let cachedByWrites = keys.indices.filter { t.store.stateCache.state(of: keys[$0], at: sequences[$0]) != nil }
+        #expect(!cachedByWrites.isEmpty && cachedByWrites.count < keys.count / 2, "\(cachedByWrites.count) of \(keys.count) cached")
+        // A backfill's read: every document once, most of them not cached.
+        #expect(try t.store.changedDocuments(after: 0, limit: 100).documents.count == keys.count)
+        let evicted = cachedByWrites.filter { t.store.stateCache.state(of: keys[$0], at: sequences[$0]) == nil }
+        #expect(evicted.isEmpty, "the read evicted \(evicted.count) of the \(cachedByWrites.count) states the writes cached")
+        #expect(t.store.stateCache.usage.bytes <= 4_000)
+    }
 }

@@ -56,7 +56,7 @@ extension Store {
                     state = cached
                 } else {
                     state = try DocumentRows.decode(row[2], json: row[3], key, site: site)
-                    stateCache.insert(state, of: key, at: last, storedBytes: Int(storedBytes))
+                    stateCache.insert(state, of: key, at: last, storedBytes: Int(storedBytes), evicting: false)
                 }
                 documents.append(LoggedDocument(key: key, state: state, sequence: last, storedBytes: storedBytes))
             }

@@ -96,8 +96,13 @@ final class DocumentStateCache: Sendable {
     /// Remembers the state of `key`'s row at `sequence`; `storedBytes` is the row's size in the
     /// store, `layout` how its state is laid out if known. A document bigger than a quarter of
     /// the capacity is not kept (nor what was cached of it). `taken`: a writer that read the row
-    /// to change it keeps the state, as from `take`, and the entry only its place.
-    func insert(_ state: DocumentState, of key: DocumentKey, at sequence: Int64, storedBytes: Int, layout: StoredLayout? = nil, taken: Bool = false) {
+    /// to change it keeps the state, as from `take`, and the entry only its place. `evicting`:
+    /// false for a state only read, which is kept only if it fits without dropping others.
+    /// A backfill reads each document of the log once: evicting for it would churn the whole
+    /// cache (and cost the sender of `arcus bench lan` about 8% of its time) for nothing, and
+    /// push out the documents written lately, which the next merges and reads want.
+    func insert(_ state: DocumentState, of key: DocumentKey, at sequence: Int64, storedBytes: Int, layout: StoredLayout? = nil, taken: Bool = false,
+                evicting: Bool = true) {
         guard capacity > 0 else { return }
         let cost = Self.memory(of: state, storedBytes: storedBytes)
         contents.withLock { contents in
@@ -107,7 +112,7 @@ final class DocumentStateCache: Sendable {
                 contents.entries[key] = nil
                 contents.cost -= old.cost
             }
-            guard cost <= capacity / 4 else { return }
+            guard cost <= capacity / 4, evicting || contents.cost + cost <= capacity else { return }
             if contents.cost + cost > capacity { Self.makeRoom(for: cost, in: &contents, capacity: capacity) }
             contents.entries[key] = Entry(sequence: sequence, state: taken ? nil : state, cost: cost, layout: layout)
             contents.cost += cost
