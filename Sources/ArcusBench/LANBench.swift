@@ -13,7 +13,9 @@ import Foundation
 /// 2. Catch-up: a fresh follower is started and dials the source; timed from its start (process
 ///    start-up included) until its `arcus_sync_documents_received_total` reaches N, read from its
 ///    `/metrics` as it goes. Bytes are every byte on the TCP link both ways (handshake, session
-///    frames, AEAD tags), the follower's `arcus_link_bytes_total{transport="lan"}`.
+///    frames, AEAD tags), the follower's `arcus_link_bytes_total{transport="lan"}`. Each agent's
+///    processor time over the catch-up (user and system, from /proc/PID/stat) is what the
+///    catch-up costs a device's cores, whatever else shares this machine.
 /// 3. Steady state: one document updated through the source's API (`POST /v1/execute`), one at a
 ///    time; the latency is from the request until the follower's `GET /v1/observe` stream shows
 ///    the new value (HTTP both ways, commit, sync, merge, observer).
@@ -63,6 +65,9 @@ public struct LANBench {
         /// Of each peak, the largest anonymous part sampled (heap, not code).
         public var sourcePeakAnonymousMiB = 0.0
         public var followerPeakAnonymousMiB = 0.0
+        /// Processor time (user and system) each agent spent during the catch-up, in seconds.
+        public var sourceCatchUpCPUSeconds: Double?
+        public var followerCatchUpCPUSeconds: Double?
         public var followerExit = ""
         /// With a confined follower: its limits, the hierarchy, the cgroup's peak charge (memory
         /// and page cache) and how many processes the OOM killer took.
@@ -88,6 +93,13 @@ public struct LANBench {
                 ("update_p99_ms", r(latencyP99 * 1e3, 1000)), ("update_max_ms", r(latencyMax * 1e3, 1000)),
                 ("load_s", r(loadSeconds, 1000)), ("follower_exit", .string(followerExit)),
             ]
+            if completed, let source = sourceCatchUpCPUSeconds, let follower = followerCatchUpCPUSeconds {
+                let perDocument = { (seconds: Double) in r(seconds * 1e6 / Double(max(documents, 1)), 100) }
+                fields += [
+                    ("source_catch_up_cpu_s", r(source, 1000)), ("follower_catch_up_cpu_s", r(follower, 1000)),
+                    ("source_cpu_us_per_doc", perDocument(source)), ("follower_cpu_us_per_doc", perDocument(follower)),
+                ]
+            }
             if let confinement {
                 fields += [
                     ("follower_confined", .string(confinement)), ("cgroup", cgroupHierarchy.map { .string($0) } ?? .null),
@@ -162,6 +174,7 @@ public struct LANBench {
 
         // A fresh follower dials it and catches up.
         let catchUpStarted = monotonicSeconds()
+        let sourceCPUBefore = ProcessCPUTime.seconds(pid: source.pid)
         let follower = try await AgentProcess(
             name: "follower", executable: options.executable, arguments: arguments("follower", data: followerData, peer: address),
             environment: environment, logs: scratch, wrap: cgroup.map { cgroup in { cgroup.wrap($0) } } ?? { $0 }
@@ -171,6 +184,8 @@ public struct LANBench {
             try await waitForCatchUp(follower, source: source, progress: progress)
             figures.catchUpSeconds = monotonicSeconds() - catchUpStarted
             figures.completed = true
+            if let before = sourceCPUBefore, let after = ProcessCPUTime.seconds(pid: source.pid) { figures.sourceCatchUpCPUSeconds = after - before }
+            figures.followerCatchUpCPUSeconds = ProcessCPUTime.seconds(pid: follower.pid)
         } catch let error as BenchError {
             figures.failure = error.description
         }

@@ -25,9 +25,12 @@ struct LANBenchTests {
         // Fleet-shaped documents (seed 1) cost far less on the wire than their JSON text.
         #expect(figures.jsonBytes > 0 && figures.wireBytes * 2 < figures.jsonBytes, "\(figures.jsonLine)")
         #expect(figures.latencyP50 > 0 && figures.latencyP50 <= figures.latencyP99 && figures.latencyP99 <= figures.latencyMax)
+        // Both agents worked on the catch-up: each spent processor time on it.
+        #expect((figures.sourceCatchUpCPUSeconds ?? 0) > 0 && (figures.followerCatchUpCPUSeconds ?? 0) > 0, "\(figures.jsonLine)")
         let line = try Value(json: figures.jsonLine)
         guard case .object(let fields) = line else { Issue.record("not a JSON object: \(figures.jsonLine)"); return }
-        for key in ["catch_up_s", "docs_per_s", "source_peak_rss_mb", "follower_peak_rss_mb", "converged", "wire_bytes", "json_bytes", "wire_per_json", "update_p50_ms", "update_p99_ms"] {
+        for key in ["catch_up_s", "docs_per_s", "source_peak_rss_mb", "follower_peak_rss_mb", "converged", "wire_bytes", "json_bytes", "wire_per_json", "update_p50_ms", "update_p99_ms",
+                    "source_catch_up_cpu_s", "follower_catch_up_cpu_s", "source_cpu_us_per_doc", "follower_cpu_us_per_doc"] {
             #expect(fields[key] != nil, "\(key) missing from \(figures.jsonLine)")
         }
     }
