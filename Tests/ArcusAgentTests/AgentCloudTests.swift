@@ -84,7 +84,11 @@ struct AgentCloudTests {
         uplink.cut()
         let ids = (1...30).map { String(format: "away-%03d", $0) }
         for id in ids { try await insertCar(id, into: writer) }
-        try await Task.sleep(for: .seconds(1))
+        // The writer leaves once its sync session has sent everything (a clean stop flushes the
+        // relay connection). A fixed second was not enough among the phase's tests at once: CI
+        // saw the last six writes still unsent, and so never stored for the peer away.
+        let sent = try await writer.settledMetric("arcus_sync_frames_sent_total")
+        #expect(sent != nil, "the writer's /metrics has no arcus_sync_frames_sent_total\n\(writer.log)")
         #expect(await writer.halt() == 0, "the writer did not stop cleanly\n\(writer.log)")
         let (early, _) = try await away.wait(until: "SELECT * FROM cars WHERE _id = 'away-001'", contains: "away-001", attempts: 5)
         #expect(!early, "a write reached the peer while it was cut off: the cut did not hold")
@@ -168,6 +172,25 @@ extension RunningAgent {
             try await Task.sleep(for: .milliseconds(100))
         }
         return missing
+    }
+
+    /// Waits (up to 60 s) until `series` on the agent's /metrics has held one value for 3 s;
+    /// that value, or nil if the series never appeared or never settled.
+    func settledMetric(_ series: String) async throws -> Double? {
+        var last: Double?
+        var unchangedSince = ContinuousClock.now
+        for _ in 0..<600 {
+            let body = (try? await request(.GET, "/metrics").body) ?? ""
+            let value = body.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.dropFirst(series.count + 1)) }
+            if value != last {
+                last = value
+                unchangedSince = .now
+            } else if last != nil, ContinuousClock.now - unchangedSince >= .seconds(3) {
+                return last
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return nil
     }
 
     /// `wait(until:contains:)` with fewer tries, for checking that something has not happened.
