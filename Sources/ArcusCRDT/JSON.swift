@@ -151,12 +151,12 @@ struct JSONReader {
     private func fail(_ message: String) -> JSONError { JSONError(message: message, offset: index) }
 
     private mutating func skipWhitespace() {
-        while index < bytes.count {
-            switch bytes[index] {
-            case 0x20, 0x09, 0x0A, 0x0D: index += 1
-            default: return
-            }
-        }
+        while index < bytes.count, Self.isWhitespace(bytes[index]) { index += 1 }
+    }
+
+    /// JSON's whitespace: space, tab, line feed, carriage return.
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 
     mutating func readValue() throws -> Value {
@@ -216,7 +216,7 @@ struct JSONReader {
     mutating func nextObjectStarts(with name: StaticString) -> Bool {
         guard nextIsObject() else { return false }
         var at = index + 1
-        while at < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[at]) { at += 1 }
+        while at < bytes.count, Self.isWhitespace(bytes[at]) { at += 1 }
         let count = name.utf8CodeUnitCount
         guard bytes.count - at >= count + 2, bytes[at] == UInt8(ascii: "\""), bytes[at + count + 1] == UInt8(ascii: "\"") else { return false }
         return (0..<count).allSatisfy { bytes[at + 1 + $0] == name.utf8Start[$0] }
