@@ -72,7 +72,7 @@ struct AgentConflictViewTests {
         return lost
     }
 
-    @Test("two agents over LAN, both keeping conflicts: b, offline, overwrites the value a wrote meanwhile; once they meet, a shows its lost value with its site, and b's next write, made after seeing it, clears it on a")
+    @Test("two agents over LAN, both keeping conflicts: b, offline, overwrites the value a wrote meanwhile; b takes in a's value first and shows it lost; once a subscribes it shows its lost value with its site; b's next write, made after seeing it, clears it on a")
     func concurrentWritesBetweenAgents() async throws {
         let scratch = try MeshScratch("conflicts")
         defer { scratch.remove() }
@@ -80,11 +80,15 @@ struct AgentConflictViewTests {
         let secret = scratch.directory.appendingPathComponent("secret").path
         try Data(#"{"mesh_secret_file": "\#(secret)", "conflicts_per_field": 4}"#.utf8).write(to: config)
         let port = try freePort()
-        let lan = ["--config", config.path, "--transports", "lan", "--subscribe", "SELECT * FROM cars"]
+        // a serves, subscribing to nothing until the end, so that which side merges first is
+        // set by the test, not by a race: a device that merges the winner before sending its own
+        // value never sends it (Docs/Conflicts.md), and b could then never see it lost.
+        let lan = ["--config", config.path, "--transports", "lan"]
         let (aData, bData) = (scratch.data("a"), scratch.data("b"))
         let a = try await RunningAgent.launch(data: aData, lan + ["--listen", "127.0.0.1:\(port)"])
         defer { _ = a.stop() }
-        var b = try await RunningAgent.launch(data: bData, lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"])
+        let bArguments = lan + ["--subscribe", "SELECT * FROM cars", "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"]
+        var b = try await RunningAgent.launch(data: bData, bArguments)
         _ = try await a.execute("INSERT INTO cars DOCUMENTS ({'_id': 'c1', 'color': 'white'})")
         #expect(try await b.wait(until: "SELECT * FROM cars", contains: "white").found, "\(b.log)")
         #expect(await b.halt() == 0)
@@ -95,8 +99,16 @@ struct AgentConflictViewTests {
         let offline = try await ArcusProcess.runOffPool(["exec", "--data", bData, "UPDATE cars SET color = 'blue' WHERE _id = 'c1'"])
         #expect(offline.status == 0, "\(offline.standardError)")
 
-        b = try await RunningAgent.launch(data: bData, lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"])
+        // They meet: b takes in a's red, which loses to its blue, and keeps it.
+        b = try await RunningAgent.launch(data: bData, bArguments)
         defer { _ = b.stop() }
+        let bSawRed = await eventually { ((try? await Self.lost(b)) ?? []).contains { $0[path: ["value"]] == "red" } }
+        #expect(bSawRed, "b never received a's red: \(b.log)")
+        #expect(try await b.execute("SELECT color FROM cars").body.contains("blue"))
+
+        // a subscribes and takes in blue: b's delta says b had not seen red, so a keeps it.
+        let subscribed = try await a.request(.POST, "/v1/subscriptions", body: #"{"query": "SELECT * FROM cars"}"#)
+        #expect(subscribed.status == 201, "\(subscribed.body)")
         #expect(try await a.wait(until: "SELECT color FROM cars", contains: "blue").found, "\(a.log)")
         let shown = await eventually { ((try? await Self.lost(a)) ?? []).count == 1 }
         let lost = try await Self.lost(a)
@@ -104,11 +116,7 @@ struct AgentConflictViewTests {
         #expect(lost.first?[path: ["value"]] == "red")
         #expect(lost.first?[path: ["site"]] == .string(String(a.peer.prefix(16))), "\(lost) a=\(a.peer)")
 
-        // b writes again, having seen everything: a's kept value goes when that write arrives.
-        // "Having seen" is the point: b must hold a's red first (it keeps it as lost too), or its
-        // green is concurrent with red and red rightly stays (a race under load, CI 2026-11-29).
-        let bSawRed = await eventually { ((try? await Self.lost(b)) ?? []).contains { $0[path: ["value"]] == "red" } }
-        #expect(bSawRed, "b never received a's red")
+        // b writes again, having seen red: a's kept value goes when that write arrives.
         _ = try await b.execute("UPDATE cars SET color = 'green' WHERE _id = 'c1'")
         #expect(try await a.wait(until: "SELECT color FROM cars", contains: "green").found)
         let cleared = await eventually { ((try? await Self.lost(a)) ?? [1]).isEmpty }
