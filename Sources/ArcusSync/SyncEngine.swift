@@ -248,18 +248,20 @@ public final class SyncEngine: Sendable {
     /// `covers` may vouch for events this store evicted and could not get back since, so they
     /// count only below where that lowered its claims.
     func merge(_ batch: DeltaBatch, subscription id: UInt64, from peer: String, stale: Bool = false, sayingWhatItSaw: Bool = false) throws
-        -> (changed: Int, covers: VersionVector?, changedDocuments: [DocumentDelta]) {
+        -> (changed: Int, covers: VersionVector?, changedDocuments: [DocumentDelta], echoes: ClosedRange<Int64>?) {
         var batch = batch
         if stale, let covers = batch.covers, let floor = subscription(id)?.recoveryFloor, !floor.isEmpty {
             batch.covers = covers.lowered(below: floor)
         }
         var changed = 0
         var changedDocuments: [DocumentDelta] = []
+        var echoes = EchoedStretch()
         let noting = options.lazyPushHold != nil
         try store.write { tx in
             for delta in batch.documents where try tx.merge(delta, sayingWhatItSaw: sayingWhatItSaw) {
                 changed += 1
                 if noting { changedDocuments.append(delta) }
+                echoes.add(tx.changes.last, sent: delta)
             }
             if let position = batch.position {
                 try tx.setSyncRecord(SyncRecords.ackedKey(peer: peer, id), SyncRecords.position(position))
@@ -280,7 +282,7 @@ public final class SyncEngine: Sendable {
             $0.documents += documents
             $0.duplicates += documents - changed
         }
-        return (changed, batch.covers, changedDocuments)
+        return (changed, batch.covers, changedDocuments, echoes.positions)
     }
 
     /// An eviction takes documents away: every subscription whose documents they were notes

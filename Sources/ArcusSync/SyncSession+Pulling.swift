@@ -163,6 +163,7 @@ extension SyncSession {
         let stale = (unanswered[id] ?? 0) > Int(batch.answers) || (announcedAfter[id] ?? 0) < subscription.evictions
         let merged = try engine.merge(batch, subscription: id, from: peerKey, stale: stale, sayingWhatItSaw: peerSaysWhatItSaw)
         statistics.documentsReceived += merged.changed
+        if let echoes = merged.echoes { passEchoes(echoes) }
         if !merged.changedDocuments.isEmpty {
             engine.merged(merged.changedDocuments.map { DocumentVersion(key: $0.key, version: $0.state.version) }, apart: self)
         }

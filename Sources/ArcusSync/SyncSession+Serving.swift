@@ -371,6 +371,26 @@ extension SyncSession {
         return nil
     }
 
+    /// The peer sent everything a merge just logged at `stretch` (`EchoedStretch`): each
+    /// served subscription whose cursor stands right before it passes it unread, as reading it
+    /// would have found nothing to send. Only in the plain case, with no backfill, answer,
+    /// resend or lazy hold under way; otherwise the log is read as usual.
+    func passEchoes(_ stretch: ClosedRange<Int64>) {
+        for (id, subscription) in served where subscription.cursor == stretch.lowerBound - 1 {
+            guard subscription.summarised, !subscription.isBackfilling, subscription.owedReplies == 0, subscription.resend.isEmpty,
+                  !subscription.lazy, subscription.backlog == nil else { continue }
+            var passed = subscription
+            passed.cursor = stretch.upperBound
+            // As `orderedBatch` does when it passes documents with nothing to send.
+            if passed.isSettled, passed.cursor > passed.acknowledged {
+                passed.acknowledged = passed.cursor
+                passed.unsaved = true
+                reportAcknowledged(passed)
+            }
+            served[id] = passed
+        }
+    }
+
     /// Changes after the backfill's end, sent while the backfill is still running. Not
     /// acknowledged (they are not a prefix of the log); the backfill's end takes them in.
     private func liveBatch(_ subscription: inout ServedSubscription) throws -> DeltaBatch? {

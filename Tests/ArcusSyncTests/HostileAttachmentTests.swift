@@ -45,7 +45,7 @@ struct HostileAttachmentTests {
         }
         #expect(await link.caughtUp())
         let watch = DiskWatch(directory.url)
-        let outcome = await finished(Task { try await b.engine.fetchAttachment(token) }, within: 20)
+        let outcome = await finished(Task { try await b.engine.fetchAttachment(token) }, within: 60)
         watch.stop()
         guard case .failure(let error)? = outcome else {
             Issue.record("the fetch did not fail: \(String(describing: outcome))")
@@ -84,7 +84,7 @@ struct HostileAttachmentTests {
         }
         #expect(await link.caughtUp())
         let watch = DiskWatch(directory.url)
-        let outcome = await finished(Task { try await b.engine.fetchAttachment(token) }, within: 20)
+        let outcome = await finished(Task { try await b.engine.fetchAttachment(token) }, within: 60)
         watch.stop()
         guard case .failure(let error)? = outcome else {
             Issue.record("the fetch did not fail: \(String(describing: outcome))")
@@ -200,7 +200,7 @@ struct HostileAttachmentTests {
         }
         var link = Self.connectLying(liar, b, rewrite: junk)
         #expect(await link.caughtUp())
-        let first = await finished(Task { try await b.engine.fetchAttachment(token) }, within: 20)
+        let first = await finished(Task { try await b.engine.fetchAttachment(token) }, within: 60)
         guard case .failure(let error)? = first else {
             Issue.record("the first fetch did not fail: \(String(describing: first))")
             return
@@ -218,7 +218,7 @@ struct HostileAttachmentTests {
         try await Task.sleep(for: .milliseconds(500))
         #expect(!link.rightChannel.sentTypes.contains(.attachmentRequest), "the liar was asked again")
         let fair = connect(honest, b, preferredFrameSize: 1024)
-        let outcome = await finished(second, within: 20)
+        let outcome = await finished(second, within: 60)
         guard case .success(let data)? = outcome else {
             Issue.record("the second fetch did not succeed: \(String(describing: outcome))")
             return

@@ -34,7 +34,7 @@ public final class WriteTransaction {
 
     unowned let store: Store
     let db: Database
-    private(set) var changes: [DocumentChange] = []
+    public private(set) var changes: [DocumentChange] = []
     private(set) var results: [Result] = []
     /// The events this transaction wrote, and the versions of complete batches it merged.
     var versionAdded = VersionVector()
