@@ -381,14 +381,19 @@ extension SyncSession {
                   !subscription.lazy, subscription.backlog == nil else { continue }
             var passed = subscription
             passed.cursor = stretch.upperBound
-            // As `orderedBatch` does when it passes documents with nothing to send.
-            if passed.isSettled, passed.cursor > passed.acknowledged {
-                passed.acknowledged = passed.cursor
-                passed.unsaved = true
-                reportAcknowledged(passed)
-            }
+            passedWithNothingToSend(&passed)
             served[id] = passed
         }
+    }
+
+    /// The cursor passed documents with nothing to send: when nothing sent waits for an
+    /// acknowledgement either, everything up to the cursor is at the peer or not for it, and
+    /// the acknowledged position moves there without asking for one.
+    private func passedWithNothingToSend(_ subscription: inout ServedSubscription) {
+        guard subscription.isSettled, subscription.cursor > subscription.acknowledged else { return }
+        subscription.acknowledged = subscription.cursor
+        subscription.unsaved = true
+        reportAcknowledged(subscription)
     }
 
     /// Changes after the backfill's end, sent while the backfill is still running. Not
@@ -464,14 +469,11 @@ extension SyncSession {
                 subscription.cursor = changed.position
             }
             let documents = deltas(changed.documents, for: &subscription)
-            if documents.isEmpty, subscription.isSettled, subscription.cursor > subscription.acknowledged {
-                // Everything up to the cursor is at the peer or not for it, and nothing sent
-                // waits for an acknowledgement: the position moves without asking for one.
-                subscription.acknowledged = subscription.cursor
-                subscription.unsaved = true
-                reportAcknowledged(subscription)
+            if documents.isEmpty {
+                passedWithNothingToSend(&subscription)
+            } else {
+                subscription.sentThrough = max(subscription.sentThrough, subscription.cursor)
             }
-            if !documents.isEmpty { subscription.sentThrough = max(subscription.sentThrough, subscription.cursor) }
             let reply = subscription.owedReplies > 0 && complete
             guard !documents.isEmpty || reply else {
                 if complete || subscription.cursor >= logEnd { return nil }
