@@ -39,6 +39,13 @@ enum DocumentRows {
         ON CONFLICT (collection, id) DO UPDATE SET state = excluded.state, json = excluded.json, seq = excluded.seq
         """
 
+    /// `storeSQL` for a document the writer has not looked for: writes nothing (no change
+    /// counted) when the row exists after all.
+    static let insertSQL = """
+        INSERT INTO document (collection, id, state, json, seq) VALUES (?, ?, ?, ?, ?)
+        ON CONFLICT (collection, id) DO NOTHING
+        """
+
     /// Appends an encoded delta to a row's encoded state, if the row is still at the position
     /// the caller saw it at (so is laid out as it thinks) and holds an encoded state.
     /// `||` makes text of blobs; the cast keeps the bytes.

@@ -272,6 +272,12 @@ public final class Store: Sendable {
         }
     }
 
+    /// Takes back `sequence`, the position just handed out (`nextSequence`), when nothing was
+    /// written at it. Only the writer hands out positions, so it is still the latest.
+    func returnSequence(_ sequence: Int64) {
+        self.sequence.withLock { if $0 == sequence { $0 -= 1 } }
+    }
+
     /// The change-log position of the latest committed change.
     public var changeSequence: Int64 { sequence.withLock { $0 } }
 
