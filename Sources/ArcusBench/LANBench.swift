@@ -192,10 +192,12 @@ public struct LANBench {
 
         if figures.completed {
             let metrics = try await follower.client.metrics()
-            figures.wireBytes = Int(PrometheusText.value(#"arcus_link_bytes_total{transport="lan",direction="sent"}"#, in: metrics) ?? 0)
-                + Int(PrometheusText.value(#"arcus_link_bytes_total{transport="lan",direction="received"}"#, in: metrics) ?? 0)
-            figures.syncFrameBytes = Int(PrometheusText.value("arcus_sync_bytes_sent_total", in: metrics) ?? 0)
-                + Int(PrometheusText.value("arcus_sync_bytes_received_total", in: metrics) ?? 0)
+            let samples = PrometheusSamples(
+                text: metrics, names: ["arcus_link_bytes_total", "arcus_sync_bytes_sent_total", "arcus_sync_bytes_received_total"]
+            )
+            figures.wireBytes = Int(samples.value("arcus_link_bytes_total", ["transport": "lan", "direction": "sent"]) ?? 0)
+                + Int(samples.value("arcus_link_bytes_total", ["transport": "lan", "direction": "received"]) ?? 0)
+            figures.syncFrameBytes = Int(samples.value("arcus_sync_bytes_sent_total") ?? 0) + Int(samples.value("arcus_sync_bytes_received_total") ?? 0)
             let latencies = try await updateLatencies(from: source, to: follower, progress: progress)
             figures.updates = latencies.count
             (figures.latencyP50, figures.latencyP99, figures.latencyMax) = (latencies.p50, latencies.p99, latencies.max)
@@ -235,7 +237,7 @@ public struct LANBench {
                 throw BenchError("the follower agent ended (\(ended)) before it caught up: \(follower.lastWords)")
             }
             // A scrape the agent could not answer (it is busy, or stopping) is retried.
-            let received = Int((try? await follower.client.metrics()).flatMap { PrometheusText.value(name, in: $0) } ?? 0)
+            let received = Int((try? await follower.client.metrics()).flatMap { PrometheusSamples(text: $0, names: [name]).value(name) } ?? 0)
             if received >= options.documents { return }
             let rss = resident.map { ", \($0 >> 10) MiB resident" } ?? ""
             progress?("a fresh follower catching up (\(received) documents\(rss))", Double(received) / Double(options.documents))
@@ -283,14 +285,5 @@ public struct LANBench {
     static func sameOrders(_ a: URL, _ b: URL, documents: Int) throws -> Bool {
         let digests = try [a, b].map { directory in try DataDirectoryStore.open(directory).store.contentDigest(of: "orders") }
         return digests[0].documents == documents && digests[0].documents == digests[1].documents && digests[0].sha256 == digests[1].sha256
-    }
-}
-
-/// Reading one series from Prometheus text (`GET /metrics`).
-enum PrometheusText {
-    /// The value of the series named exactly `series` (its name and labels as exported), or nil.
-    static func value(_ series: String, in text: String) -> Double? {
-        let prefix = series + " "
-        return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Double($0.dropFirst(prefix.count)) }
     }
 }

@@ -1,3 +1,4 @@
+import ArcusBench
 import ArcusCloud
 import ArcusTestSupport
 import Foundation
@@ -181,7 +182,7 @@ extension RunningAgent {
         var unchangedSince = ContinuousClock.now
         for _ in 0..<600 {
             let body = (try? await request(.GET, "/metrics").body) ?? ""
-            let value = body.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.dropFirst(series.count + 1)) }
+            let value = PrometheusSamples(text: body, names: [series]).value(series)
             if value != last {
                 last = value
                 unchangedSince = .now
