@@ -70,6 +70,13 @@ extension DocumentState {
         }
     }
 
+    /// The event that made the document present, when this state (or delta) holds its root
+    /// marker present; nil otherwise.
+    public var rootPresence: Stamp? {
+        guard let root = cells.first, root.kind == .marker, root.flag == .present else { return nil }
+        return root.event
+    }
+
     /// The stamp of every entry when `DocumentState(creating: value's fields, at: stamp)`, with
     /// the value read back from its JSON, rebuilds exactly this state; nil otherwise.
     ///
@@ -77,8 +84,7 @@ extension DocumentState {
     /// value registers; no register holding an object (it would come back as a map); no name
     /// or object key `$binary` (JSON reads `{"$binary": …}` back as binary).
     public var creationStamp: Stamp? {
-        guard cells.count > 1, cells[0].kind == .marker, cells[0].flag == .present, attachments.isEmpty else { return nil }
-        let stamp = cells[0].event
+        guard cells.count > 1, let stamp = rootPresence, attachments.isEmpty else { return nil }
         guard version.elements.count == 1, version.elements[0].site == stamp.site, version.elements[0].time == stamp.time else {
             return nil
         }

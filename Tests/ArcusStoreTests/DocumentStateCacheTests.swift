@@ -51,9 +51,16 @@ struct DocumentStateCacheTests {
         #expect(try t.store.execute("SELECT n FROM cars WHERE _id = 'a'").items == [["n": .string(big)]])
     }
 
+    /// Each document's change-log position, as its row holds it.
+    static func positions(of keys: [DocumentKey], in store: Store) throws -> [Int64] {
+        try store.read { db in
+            try keys.map { try Int64.fetchOne(db, sql: "SELECT seq FROM document WHERE collection = ? AND id = ?", arguments: [$0.collection, $0.storageID])! }
+        }
+    }
+
     /// The row's position and the state the cache holds there, if any.
     static func cached(_ store: Store) throws -> (sequence: Int64, state: DocumentState?) {
-        let sequence = try store.read { db in try Int64.fetchOne(db, sql: "SELECT seq FROM document WHERE collection = ? AND id = ?", arguments: [key.collection, key.storageID]) }!
+        let sequence = try positions(of: [key], in: store)[0]
         return (sequence, store.stateCache.state(of: key, at: sequence))
     }
 
@@ -143,9 +150,7 @@ struct DocumentStateCacheTests {
         for key in keys {
             try t.store.execute("INSERT INTO cars DOCUMENTS ({'_id': :id, 'n': 1})", arguments: ["id": key.id])
         }
-        let sequences = try t.store.read { db in
-            try keys.map { try Int64.fetchOne(db, sql: "SELECT seq FROM document WHERE collection = ? AND id = ?", arguments: [$0.collection, $0.storageID])! }
-        }
+        let sequences = try Self.positions(of: keys, in: t.store)
         let cachedByWrites = keys.indices.filter { t.store.stateCache.state(of: keys[$0], at: sequences[$0]) != nil }
         #expect(!cachedByWrites.isEmpty && cachedByWrites.count < keys.count / 2, "\(cachedByWrites.count) of \(keys.count) cached")
         // A backfill's read: every document once, most of them not cached.

@@ -63,9 +63,7 @@ struct UnseenCreationMergeTests {
         let follower = try Store(inMemory: options)
         let keys = (0..<60).map { DocumentKey(collection: "cars", id: .string("mine\($0)")) }
         for key in keys { try Self.insert(follower, key.id.stringValue!, "{'n': 1}") }
-        let sequences = try follower.read { db in
-            try keys.map { try Int64.fetchOne(db, sql: "SELECT seq FROM document WHERE collection = ? AND id = ?", arguments: [$0.collection, $0.storageID])! }
-        }
+        let sequences = try DocumentStateCacheTests.positions(of: keys, in: follower)
         let cached = keys.indices.filter { follower.stateCache.state(of: keys[$0], at: sequences[$0]) != nil }
         #expect(!cached.isEmpty)
 

@@ -98,8 +98,8 @@ extension WriteTransaction {
     /// Whether `incoming` holds its document's creation (its root marker), stamped with an
     /// event this store has not seen.
     private func createsUnseen(_ incoming: DocumentState) -> Bool {
-        guard let root = incoming.cells.first, root.kind == .marker, root.flag == .present else { return false }
-        return !versionBeforeMerging.contains(root.event)
+        guard let created = incoming.rootPresence else { return false }
+        return !versionBeforeMerging.contains(created)
     }
 
     /// Joins admitted `incoming` into `row`'s document and saves the outcome. Without
