@@ -73,11 +73,18 @@ struct SyncProgressTests {
         let session = b.engine.connect(cb)
         // The hello, then a frame at a time until ten batches arrived: counting frames instead
         // failed in CI, where a sent one that was no batch among the first eleven (180 arrived).
+        // Each step waits until the frame is through and b has taken every document sent so
+        // far; a fixed wait let a slow batch land after the next was let through (220 arrived).
         ca.release(1)
-        var received = 0
-        for _ in 0..<40 where received < 200 {
+        var released = 1, received = 0
+        while received < 200, released < 40 {
             ca.release(1)
-            _ = await eventually(2) { (b.engine.syncProgress.first?.documentsReceived ?? 0) > received }
+            released += 1
+            let handled = await eventually {
+                guard ca.sent.withLock({ $0.count }) == released, let sent = try? keysSent(ca).count else { return false }
+                return (b.engine.syncProgress.first?.documentsReceived ?? 0) == sent
+            }
+            #expect(handled, "frame \(released): \(ca.sent.withLock { $0.count }) sent, \(b.engine.syncProgress.first?.documentsReceived ?? 0) received")
             received = b.engine.syncProgress.first?.documentsReceived ?? 0
         }
         #expect(received == 200)
