@@ -40,3 +40,6 @@ if a and anchors:
 if a and "idle_exchange_us" in a:
     print(f"arcus sync between two replicas already in sync: {a['idle_exchange_us']} us ({a['idle_exchange_cpu_us']} us CPU), "
           f"{a['idle_exchange_bytes']} B in {a['idle_exchange_frames']} frames; replay beyond it: {a['per_update_us']} us per operation")
+    if "per_document_us" in a:
+        print(f"arcus documents written: {a['local_changes']} local changes and {a['documents_merged']} merged by syncs, "
+              f"{a['per_document_us']} us each beyond the idle exchanges")

@@ -82,17 +82,22 @@ extension TraceBench {
             try? FileManager.default.removeItem(at: root)
         }
         for _ in 0..<trace.header.replicas { replicas.append(try makeReplica()) }
+        var localChanges = 0
+        figures.documentsMerged = 0
         try await replayOperations(clock: clock, into: &figures, progress: progress) { replica, key, mutation in
-            try replicas[replica].store.write { tx in _ = try tx.apply(key, mutation) }
+            localChanges += try replicas[replica].store.write { tx in _ = try tx.apply(key, mutation) }.count
         } sync: { from, to, figures in
             let moved = try await Self.session(from: replicas[from], to: replicas[to])
             figures.wireBytes += moved.bytes
             figures.frames += moved.frames
+            figures.documentsMerged? += moved.documentsMerged
             if secure {
                 figures.handshakeBytes? += moved.handshakeBytes
                 figures.syncFrameBytes? += moved.syncFrameBytes
             }
         }
+
+        figures.localChanges = localChanges
 
         // A fresh peer catching up with replica 0 through the same protocol. Producing and
         // merging overlap in a session, so the whole exchange counts as encoding.
@@ -116,8 +121,9 @@ extension TraceBench {
     /// on the loopback link under the `SecureLink` — the handshake, and each sealed fragment
     /// (fragment header, sync frame bytes, 16-byte tag). `syncFrameBytes` is then the plain
     /// count of the same session, so the difference is what security costs.
+    /// `documentsMerged`: the documents the pulling side merged that changed its store.
     struct Moved {
-        var bytes = 0, frames = 0, handshakeBytes = 0, syncFrameBytes = 0
+        var bytes = 0, frames = 0, handshakeBytes = 0, syncFrameBytes = 0, documentsMerged = 0
     }
 
     /// One one-way sync: a session over a fresh loopback link until `client` has everything
@@ -143,7 +149,7 @@ extension TraceBench {
             let a = serving.channel.framesSent, b = pulling.channel.framesSent
             return Moved(
                 bytes: serverLink.statistics.bytesSent + clientLink.statistics.bytesSent, frames: a.frames + b.frames,
-                handshakeBytes: handshake, syncFrameBytes: a.bytes + b.bytes
+                handshakeBytes: handshake, syncFrameBytes: a.bytes + b.bytes, documentsMerged: await pulling.session.statistics.documentsReceived
             )
         }
         let serverChannel = LinkSyncChannel(serverLink), clientChannel = LinkSyncChannel(clientLink)
@@ -151,7 +157,8 @@ extension TraceBench {
         let pulling = client.engine.connect(clientChannel)
         try await run(serving: serving, pulling: pulling, close: clientChannel)
         let a = serverChannel.framesSent, b = clientChannel.framesSent
-        return Moved(bytes: a.bytes + b.bytes, frames: a.frames + b.frames, syncFrameBytes: a.bytes + b.bytes)
+        return Moved(bytes: a.bytes + b.bytes, frames: a.frames + b.frames, syncFrameBytes: a.bytes + b.bytes,
+                     documentsMerged: await pulling.statistics.documentsReceived)
     }
 
     /// The median cost of a sync between two replicas that already hold the same data.

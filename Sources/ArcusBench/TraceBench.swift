@@ -43,6 +43,12 @@ public struct TraceBench {
         /// (hellos, subscription, summary, the empty answer, the ack; the median of
         /// `IdleExchange.rounds`), and what the replay cost per operation beyond that.
         public var idleExchange: IdleExchange?
+        /// With `exchange: .protocol`: the documents the replay wrote, each a row of a store —
+        /// local writes that changed something, and documents a sync merged that changed its
+        /// receiver. A store's work grows with these rows rather than with the trace's
+        /// operations: one operation reaches every other replica.
+        public var localChanges: Int?
+        public var documentsMerged: Int?
 
         /// One JSON line, with the keys of TRACE.md first.
         public var jsonLine: String {
@@ -67,6 +73,11 @@ public struct TraceBench {
                 idle = [("idle_exchange_us", r(idleExchange.seconds * 1e6, 1)), ("idle_exchange_cpu_us", r(idleExchange.cpuSeconds * 1e6, 1)),
                         ("idle_exchange_bytes", .int(Int64(idleExchange.bytes))), ("idle_exchange_frames", .int(Int64(idleExchange.frames))),
                         ("per_update_us", r(max(perUpdate, 0) * 1e6, 2))]
+                if let localChanges, let documentsMerged {
+                    let perDocument = (replaySeconds - Double(syncs) * idleExchange.seconds) / Double(max(localChanges + documentsMerged, 1))
+                    idle += [("local_changes", .int(Int64(localChanges))), ("documents_merged", .int(Int64(documentsMerged))),
+                             ("per_document_us", r(max(perDocument, 0) * 1e6, 2))]
+                }
             }
             var secured: [(String, Value)] = []
             if let handshakeBytes, let syncFrameBytes {

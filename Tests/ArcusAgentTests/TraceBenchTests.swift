@@ -30,7 +30,14 @@ struct TraceBenchTests {
         let idle = try #require(sessions.idleExchange)
         #expect(idle.frames >= 4 && idle.frames <= 6 && idle.bytes > 0 && idle.bytes < 200, "\(idle.frames) frames, \(idle.bytes) B")
         let line = try Value(json: sessions.jsonLine)
-        for key in ["idle_exchange_us", "idle_exchange_cpu_us", "idle_exchange_bytes", "idle_exchange_frames", "per_update_us"] {
+        // The rows the replay wrote: the writes that changed a document, and the documents the
+        // pulling sides merged (the serving sides merge nothing, so a count taken from the wrong
+        // side of a session is 0).
+        let local = try #require(sessions.localChanges), merged = try #require(sessions.documentsMerged)
+        #expect(local > sessions.ops / 2 && local <= sessions.ops, "\(local) local changes of \(sessions.ops) writes")
+        #expect(merged > 0, "no document merged in \(sessions.syncs) syncs")
+        for key in ["idle_exchange_us", "idle_exchange_cpu_us", "idle_exchange_bytes", "idle_exchange_frames", "per_update_us",
+                    "local_changes", "documents_merged", "per_document_us"] {
             #expect(line[path: FieldPath([key])] != nil, "missing \(key)")
         }
     }
