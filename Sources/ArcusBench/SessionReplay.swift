@@ -82,22 +82,21 @@ extension TraceBench {
             try? FileManager.default.removeItem(at: root)
         }
         for _ in 0..<trace.header.replicas { replicas.append(try makeReplica()) }
-        var localChanges = 0
-        figures.documentsMerged = 0
+        var localChanges = 0, documentsMerged = 0
         try await replayOperations(clock: clock, into: &figures, progress: progress) { replica, key, mutation in
             localChanges += try replicas[replica].store.write { tx in _ = try tx.apply(key, mutation) }.count
         } sync: { from, to, figures in
             let moved = try await Self.session(from: replicas[from], to: replicas[to])
             figures.wireBytes += moved.bytes
             figures.frames += moved.frames
-            figures.documentsMerged? += moved.documentsMerged
+            documentsMerged += moved.documentsMerged
             if secure {
                 figures.handshakeBytes? += moved.handshakeBytes
                 figures.syncFrameBytes? += moved.syncFrameBytes
             }
         }
 
-        figures.localChanges = localChanges
+        (figures.localChanges, figures.documentsMerged) = (localChanges, documentsMerged)
 
         // A fresh peer catching up with replica 0 through the same protocol. Producing and
         // merging overlap in a session, so the whole exchange counts as encoding.

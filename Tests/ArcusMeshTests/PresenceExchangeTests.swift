@@ -133,9 +133,9 @@ struct PresenceExchangeTests {
         let madeByPeer0 = await peers.multiplexers[0].presenceTraffic.reportsMade
         try await peers.link(2, 3)
         let joiner = peers.trackers[3]
-        // Peer 0's report (handed on by peer 2) and peer 2's own new one, which lists the link to
-        // peer 3, arrive in either order: the route exists once both are in, not when peer 0's
-        // name is (CI, 2026-11-30: the name was there and the route not yet).
+        // Peer 0's report, handed on by peer 2, can be in before what completes the route to it
+        // (peer 2's report, or peer 3's own record of its new link; see `PresenceGraph(reports:)`):
+        // in CI on 2026-11-30 the name was there and the route not yet.
         try await eventually("peer 3 hears of peer 0 and routes to it through peers 2 and 1") {
             joiner.graph.peers[peers.ids[0]]?.name == "peer-0" && joiner.graph.route(from: peers.ids[3], to: peers.ids[0])?.hops == 3
         }
