@@ -28,6 +28,9 @@ struct StoreDurabilityTests {
             #expect(try t.store.synchronousLevel() == level, "\(synchronous)")
             // A reader connection of the pool, too.
             #expect(try t.store.writer.read { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == level, "\(synchronous)")
+            // And the connection that checkpoints the log (`WALCheckpointer`): its fsyncs follow it.
+            let checkpointer = try #require(t.store.checkpointer)
+            #expect(try checkpointer.connection.read { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == level, "\(synchronous)")
         }
         #expect(try TemporaryStore().store.synchronousLevel() == 1)
         // Reopened with another setting, the store takes the new one (it is not kept in the file).

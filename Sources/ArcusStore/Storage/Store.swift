@@ -17,6 +17,8 @@ public final class Store: Sendable {
     let writer: any DatabaseWriter
     /// The writer, when it is a store in memory's single connection: reads go straight to it.
     private let memoryQueue: DatabaseQueue?
+    /// Checkpoints the write-ahead log off the writer; nil in memory.
+    let checkpointer: WALCheckpointer?
     private let lock: DataDirectoryLock?
     /// Whether `close` has run: every call after it throws `StoreError.closed`.
     private let isClosed = Atomic<Bool>(false)
@@ -118,15 +120,21 @@ public final class Store: Sendable {
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
         }
         let pool: DatabasePool
+        let checkpointer: WALCheckpointer
         do {
-            pool = try DatabasePool(path: directory.appendingPathComponent("store.sqlite").path, configuration: config)
+            let path = directory.appendingPathComponent("store.sqlite").path
+            pool = try DatabasePool(path: path, configuration: config)
+            checkpointer = try WALCheckpointer(path: path, synchronous: options.synchronous)
             // GRDB sets `synchronous = NORMAL` on a pool's writer when it turns WAL on, after
             // `prepareDatabase` ran: set it again on the writer, the connection that commits.
-            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+                checkpointer.install(on: db)
+            }
         } catch {
             throw StoreError.cannotOpen(path: directory.path, reason: "\(error)")
         }
-        try self.init(writer: pool, directory: directory, lock: lock, options: options, accessChanges: access.changes)
+        try self.init(writer: pool, directory: directory, lock: lock, options: options, accessChanges: access.changes, checkpointer: checkpointer)
     }
 
     /// The `PRAGMA synchronous` level the writer's connection commits with (1 NORMAL, 2 FULL):
@@ -140,8 +148,10 @@ public final class Store: Sendable {
         try self.init(writer: try DatabaseQueue(), directory: nil, lock: nil, options: options)
     }
 
-    private init(writer: any DatabaseWriter, directory: URL?, lock: DataDirectoryLock?, options: Options, accessChanges: [String] = []) throws {
+    private init(writer: any DatabaseWriter, directory: URL?, lock: DataDirectoryLock?, options: Options, accessChanges: [String] = [],
+                 checkpointer: WALCheckpointer? = nil) throws {
         self.writer = writer
+        self.checkpointer = checkpointer
         memoryQueue = writer as? DatabaseQueue
         self.accessChanges = accessChanges
         stateCache = DocumentStateCache(capacity: options.stateCacheBytes)
@@ -337,12 +347,15 @@ public final class Store: Sendable {
     public func close() throws {
         guard !isClosed.load(ordering: .sequentiallyConsistent) else { return }
         // Marked in turn with the writes, so that none runs on the closed connection.
-        let closing = try writer.writeWithoutTransaction { _ in
-            isClosed.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
+        let closing = try writer.writeWithoutTransaction { db in
+            let closing = isClosed.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged
+            if closing { checkpointer?.uninstall(from: db) }
+            return closing
         }
         guard closing else { return }
         stateCache.removeAll()
         try writer.close()
+        try checkpointer?.close()
         lock?.release()
     }
 
