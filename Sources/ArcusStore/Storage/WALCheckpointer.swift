@@ -29,7 +29,8 @@ final class WALCheckpointer: Sendable {
     struct Statistics: Sendable, Equatable {
         /// Checkpoints run on the checkpointer's connection.
         var background = 0
-        /// Commits past `limit`, after each of which the writer checkpointed itself.
+        /// Commits past `limit`, after each of which the writer tried a checkpoint of its own
+        /// (busy, and left to the next, while another is under way).
         var inline = 0
     }
 
