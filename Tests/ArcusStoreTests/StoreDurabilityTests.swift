@@ -33,6 +33,13 @@ struct StoreDurabilityTests {
             #expect(try checkpointer.connection.read { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == level, "\(synchronous)")
         }
         #expect(try TemporaryStore().store.synchronousLevel() == 1)
+        // Changed while open (an agent's `ALTER SYSTEM SET durability`): the writer and the
+        // checkpointer's connection both take it.
+        let changed = try TemporaryStore(options: Self.options(.normal))
+        try changed.store.setSynchronous(.full)
+        #expect(try changed.store.synchronousLevel() == 2)
+        let checkpointer = try #require(changed.store.checkpointer)
+        #expect(try checkpointer.connection.read { try Int.fetchOne($0, sql: "PRAGMA synchronous") } == 2)
         // Reopened with another setting, the store takes the new one (it is not kept in the file).
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-test-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }

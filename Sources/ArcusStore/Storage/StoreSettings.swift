@@ -29,10 +29,11 @@ extension Store {
     }
 
     /// Sets what later commits survive (`Options.synchronous`) on the connection that commits,
-    /// from the next write on.
+    /// from the next write on, and on the one that checkpoints the log (`WALCheckpointer`).
     public func setSynchronous(_ synchronous: Options.Synchronous) throws {
         try onOpenWriter { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous.rawValue)")
         }
+        try checkpointer?.setSynchronous(synchronous)
     }
 }

@@ -60,6 +60,12 @@ final class WALCheckpointer: Sendable {
 
     var statistics: Statistics { state.withLock { $0.statistics } }
 
+    /// Sets the checkpoints' `PRAGMA synchronous` when the store's changes (`Store.setSynchronous`),
+    /// after any checkpoint under way.
+    func setSynchronous(_ synchronous: Store.Options.Synchronous) throws {
+        try connection.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous.rawValue)") }
+    }
+
     /// Takes over checkpointing from SQLite on the writer's connection `db`. The checkpointer
     /// must outlive the connection's commits: the store that owns both calls `uninstall` before
     /// it closes the writer, and nothing commits once the store is gone.
