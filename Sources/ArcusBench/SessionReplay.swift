@@ -141,23 +141,23 @@ extension TraceBench {
             let handshake = serverLink.statistics.bytesSent + clientLink.statistics.bytesSent
             let serving = serverConnector.connect(secured, to: server.engine, pulling: false)
             let pulling = clientConnector.connect(dialled, to: client.engine)
-            try await run(serving: serving.session, pulling: pulling.session, close: pulling.channel)
+            let documentsMerged = try await run(serving: serving.session, pulling: pulling.session, close: pulling.channel)
             // What each side keeps for the next session with the other is in place before it starts.
             await serving.waitUntilEnded()
             await pulling.waitUntilEnded()
             let a = serving.channel.framesSent, b = pulling.channel.framesSent
             return Moved(
                 bytes: serverLink.statistics.bytesSent + clientLink.statistics.bytesSent, frames: a.frames + b.frames,
-                handshakeBytes: handshake, syncFrameBytes: a.bytes + b.bytes, documentsMerged: await pulling.session.statistics.documentsReceived
+                handshakeBytes: handshake, syncFrameBytes: a.bytes + b.bytes, documentsMerged: documentsMerged
             )
         }
         let serverChannel = LinkSyncChannel(serverLink), clientChannel = LinkSyncChannel(clientLink)
         let serving = server.engine.connect(serverChannel, pulling: false)
         let pulling = client.engine.connect(clientChannel)
-        try await run(serving: serving, pulling: pulling, close: clientChannel)
+        let documentsMerged = try await run(serving: serving, pulling: pulling, close: clientChannel)
         let a = serverChannel.framesSent, b = clientChannel.framesSent
         return Moved(bytes: a.bytes + b.bytes, frames: a.frames + b.frames, syncFrameBytes: a.bytes + b.bytes,
-                     documentsMerged: await pulling.statistics.documentsReceived)
+                     documentsMerged: documentsMerged)
     }
 
     /// The median cost of a sync between two replicas that already hold the same data.
@@ -174,18 +174,19 @@ extension TraceBench {
     }
 
     /// Waits until the pulling side is caught up and the serving side has its last ack, then
-    /// closes the client's channel and waits for both sessions to end.
-    private static func run(serving: SyncSession, pulling: SyncSession, close clientChannel: any SyncChannel) async throws {
+    /// closes the client's channel and waits for both sessions to end; returns the documents the
+    /// pulling side merged. Runs on the pulling session's executor, so that waiting on it takes no
+    /// thread hops: each hop of the bench's own task was a thread woken (two thirds of an idle
+    /// exchange's wakeups), which a sync between two devices does not pay.
+    private static func run(serving: SyncSession, pulling: isolated SyncSession, close clientChannel: any SyncChannel) async throws -> Int {
         guard await pulling.waitUntilCaughtUp() else {
-            throw BenchError("a sync session ended before the subscriber caught up: \(await pulling.endReason ?? "no reason given")")
+            throw BenchError("a sync session ended before the subscriber caught up: \(pulling.endReason ?? "no reason given")")
         }
         await pulling.waitUntilIdle()
-        let sent = await pulling.statistics.framesSent
-        while await serving.statistics.framesReceived < sent, await serving.endReason == nil {
-            await Task.yield()
-        }
+        await serving.waitUntilReceived(frames: pulling.statistics.framesSent)
         clientChannel.close()
         await serving.waitUntilEnded()
         await pulling.waitUntilEnded()
+        return pulling.statistics.documentsReceived
     }
 }

@@ -127,6 +127,8 @@ public actor SyncSession {
     private var waiters: [CheckedContinuation<Void, Never>] = []
     private var catchUpWaiters: [CheckedContinuation<Bool, Never>] = []
     private var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Waiting for `statistics.framesReceived` to reach a count (`waitUntilReceived`).
+    private var receiptWaiters: [(frames: Int, waiter: CheckedContinuation<Void, Never>)] = []
     /// Whether the sender last found nothing to send (and no message was queued since).
     private var isIdle = false
     /// The receiver, waiting for the queues to drain below `queueLimit`.
@@ -196,6 +198,7 @@ public actor SyncSession {
             }
             statistics.framesReceived += 1
             statistics.bytesReceived += frame.count
+            if !receiptWaiters.isEmpty { frameReceived() }
             frameBytes = frame.count
             do {
                 guard let message = try decoder.decode(frame) else { continue }  // an unknown type, skipped
@@ -413,6 +416,8 @@ public actor SyncSession {
         catchUpWaiters.removeAll()
         for waiter in idleWaiters { waiter.resume() }
         idleWaiters.removeAll()
+        for (_, waiter) in receiptWaiters { waiter.resume() }
+        receiptWaiters.removeAll()
         queueDrained()
     }
 
@@ -436,6 +441,23 @@ public actor SyncSession {
     public func waitUntilIdle() async {
         if endReason != nil || (isIdle && control.isEmpty) { return }
         await withCheckedContinuation { idleWaiters.append($0) }
+    }
+
+    /// Suspends until this side has taken `frames` frames from the channel in all, or the
+    /// session ended. The serving side of a one-off sync waits so for the puller's last ack
+    /// (`statistics.framesSent` on the other side) before the link is closed under it.
+    public func waitUntilReceived(frames: Int) async {
+        if endReason != nil || statistics.framesReceived >= frames { return }
+        await withCheckedContinuation { receiptWaiters.append((frames, $0)) }
+    }
+
+    private func frameReceived() {
+        let received = statistics.framesReceived
+        receiptWaiters.removeAll { frames, waiter in
+            guard received >= frames else { return false }
+            waiter.resume()
+            return true
+        }
     }
 
     var isCaughtUp: Bool { peerID != nil && announced.values.allSatisfy { $0 } }
