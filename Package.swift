@@ -40,11 +40,14 @@ let package = Package(
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         // The binary encoding of values, deltas and sync messages.
         .target(name: "ArcusCodec", dependencies: ["ArcusCRDT", "CZstd"], exclude: ["README.md"], swiftSettings: optimized),
+        // A SQLite VFS shim that writes a transaction's write-ahead-log frames in one call
+        // (see WALWriteGathering in ArcusStore).
+        .target(name: "CArcusSQLiteWAL", linkerSettings: [.linkedLibrary("sqlite3")]),
         // Durable storage, collections, DQL, transactions, observers, attachments.
         .target(
             name: "ArcusStore",
             dependencies: [
-                "ArcusCRDT", "ArcusCodec",
+                "ArcusCRDT", "ArcusCodec", "CArcusSQLiteWAL",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for the statements every write runs (see RawStatement).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

@@ -122,6 +122,7 @@ public final class Store: Sendable {
         let pool: DatabasePool
         let checkpointer: WALCheckpointer
         do {
+            try WALWriteGathering.install()
             let path = directory.appendingPathComponent("store.sqlite").path
             pool = try DatabasePool(path: path, configuration: config)
             checkpointer = try WALCheckpointer(path: path, synchronous: options.synchronous)
