@@ -8,6 +8,10 @@
 // syncs, locks, the WAL index and every other file go straight to the default VFS, and
 // anything that reads, syncs, truncates or sizes the log first writes what is gathered, so
 // the file is never seen other than as the unix VFS would have left it.
+//
+// Frames a transaction spilled to the log before rolling back are written later than SQLite
+// would have (at the next write elsewhere in the log, or at close), at the same place past the
+// log's last commit, which SQLite ignores and overwrites.
 
 #include "CArcusSQLiteWAL.h"
 
@@ -189,11 +193,14 @@ static int gatheringOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *base,
     GatheringFile *file = (GatheringFile *)base;
     memset(file, 0, sizeof(*file));
     file->real = (sqlite3_file *)(file + 1);
+    file->real->pMethods = NULL;
     int rc = realVFS->xOpen(realVFS, name, file->real, flags, outFlags);
     if (rc != SQLITE_OK || file->real->pMethods == NULL) {
-        // SQLite calls no method of a file whose open failed; the real VFS cleaned up its own.
+        // SQLite calls no method of a file whose open failed (pMethods NULL), so a real file
+        // left open is closed here.
+        if (file->real->pMethods != NULL) file->real->pMethods->xClose(file->real);
         base->pMethods = NULL;
-        return rc;
+        return rc != SQLITE_OK ? rc : SQLITE_CANTOPEN;
     }
     int version = file->real->pMethods->iVersion;
     base->pMethods = &gatheringMethods[version < 0 ? 0 : version > 3 ? 3 : version];
