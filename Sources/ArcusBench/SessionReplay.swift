@@ -176,8 +176,8 @@ extension TraceBench {
     /// Waits until the pulling side is caught up and the serving side has its last ack, then
     /// closes the client's channel and waits for both sessions to end; returns the documents the
     /// pulling side merged. Runs on the pulling session's executor, so that waiting on it takes no
-    /// thread hops: each hop of the bench's own task was a thread woken (two thirds of an idle
-    /// exchange's wakeups), which a sync between two devices does not pay.
+    /// thread hops: each hop of the bench's own task could wake a thread, which a sync between two
+    /// devices does not pay (about 7% of an idle sync's context switches).
     private static func run(serving: SyncSession, pulling: isolated SyncSession, close clientChannel: any SyncChannel) async throws -> Int {
         guard await pulling.waitUntilCaughtUp() else {
             throw BenchError("a sync session ended before the subscriber caught up: \(pulling.endReason ?? "no reason given")")

@@ -5,7 +5,7 @@ import GRDBSQLite
 ///
 /// SQLite writes each frame of the log as two calls (a 24-byte header, then the page), so a
 /// commit of n pages made 2n `pwrite` calls, each through the file system's per-page write
-/// path: a tenth of the fleet 1 replay on the durable store. The shim (`CArcusSQLiteWAL`), a
+/// path: 9% of a profile of the fleet 1 replay on the durable store. The shim (`CArcusSQLiteWAL`), a
 /// VFS over SQLite's default one, gathers the calls that continue one another and writes them
 /// when the commit frame is complete — before SQLite publishes the frames to readers in the WAL
 /// index — or sooner, before anything reads, syncs, truncates or sizes the log. Syncs, locks,
