@@ -13,16 +13,22 @@ import GRDBSQLite
 /// the log as the default VFS would have left it, and the same files fsynced in the same order.
 ///
 /// Installed once per process, as the default VFS, before the first store opens.
-public enum WALWriteGathering {
+enum WALWriteGathering {
+    /// Why the shim could not be installed; `Store.init(directory:)` names the store around it.
+    struct Refused: Error, CustomStringConvertible {
+        let code: Int32
+        var description: String { "SQLite refused the WAL-gathering VFS (result code \(code))" }
+    }
+
     /// Registers the shim; idempotent. Throws if SQLite has no default VFS to wrap.
     static func install() throws {
         let code = arcus_wal_write_buffer_register()
-        guard code == SQLITE_OK else { throw StoreError.cannotOpen(path: "", reason: "SQLite refused the WAL-gathering VFS (code \(code))") }
+        guard code == SQLITE_OK else { throw Refused(code: code) }
     }
 
     /// The writes SQLite asked for on write-ahead logs since the process started, and the writes
     /// made of them.
-    public static var statistics: (requested: Int64, written: Int64) {
+    static var statistics: (requested: Int64, written: Int64) {
         var requested: Int64 = 0, written: Int64 = 0
         arcus_wal_write_buffer_statistics(&requested, &written)
         return (requested, written)
