@@ -41,14 +41,7 @@ struct DoctorTests {
         let scratch = try MeshScratch("doctor")
         defer { scratch.remove() }
         let port = try freePort()
-        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(holder) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        try #require(bound == 0 && listen(holder, 1) == 0)
+        let holder = try HeldPort(port)
         let secret = scratch.directory.appendingPathComponent("secret").path
         let taken = Doctor(configuration: configuration(scratch, transports: [.lan], secret: secret, listen: LANAddress(host: "127.0.0.1", port: port),
                                                         peers: [LANAddress(host: "127.0.0.1", port: 1)])).run()
@@ -56,7 +49,7 @@ struct DoctorTests {
         #expect(listenCheck.status == .failure && listenCheck.detail.contains("\(port)"), "\(listenCheck)")
         #expect(!Doctor.passes(taken))
 
-        close(holder)
+        holder.release()
         let free = Doctor(configuration: configuration(scratch, transports: [.lan], secret: secret, listen: LANAddress(host: "127.0.0.1", port: port))).run()
         #expect(check(free, "lan", "listen address")?.status == .ok)
     }

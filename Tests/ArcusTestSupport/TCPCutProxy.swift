@@ -5,7 +5,9 @@ import Glibc
 /// down: `cut()` closes the forwarded connections and refuses new ones (accepts and closes them
 /// at once) until `restore()`.
 public final class TCPCutProxy: @unchecked Sendable {
-    // `isCut`, `isStopped` and `connections` are guarded by `lock`; the rest is immutable.
+    // `isCut`, `isStopped`, `isListenerClosed` and `connections` are guarded by `lock`; the
+    // rest is immutable. A descriptor is shut down only under the lock that records its close:
+    // once closed, its number may be another socket's (another test's, in this process).
 
     public let port: Int
     public let targetPort: Int
@@ -15,6 +17,7 @@ public final class TCPCutProxy: @unchecked Sendable {
     private let lock = NSLock()
     private var isCut = false
     private var isStopped = false
+    private var isListenerClosed = false
     private var connections: [ObjectIdentifier: ForwardedConnection] = [:]
 
     public init(targetPort: Int) throws {
@@ -64,12 +67,17 @@ public final class TCPCutProxy: @unchecked Sendable {
         }
         guard let open else { return }
         // Wakes the accept loop, which closes the listener on its way out.
-        shutdown(listener, Int32(SHUT_RDWR))
+        lock.withLock { if !isListenerClosed { shutdown(listener, Int32(SHUT_RDWR)) } }
         open.forEach { $0.shutDown() }
     }
 
     private func acceptLoop() {
-        defer { close(listener) }
+        defer {
+            lock.withLock {
+                isListenerClosed = true
+                close(listener)
+            }
+        }
         while true {
             let client = accept(listener, nil, nil)
             let (stopped, cut) = lock.withLock { (isStopped, isCut) }
@@ -125,12 +133,14 @@ public final class TCPCutProxy: @unchecked Sendable {
 /// Pumps never close sockets (a closed descriptor number could be reused by another socket
 /// while the other pump still uses it); the last pump to finish closes both.
 private final class ForwardedConnection: @unchecked Sendable {
-    // `pumpsRunning` is guarded by `lock`; the descriptors are immutable.
+    // `pumpsRunning` and `isClosed` are guarded by `lock`; the descriptors are immutable, and
+    // shut down only under the lock, while `isClosed` says they are still this connection's.
     let client: Int32
     let upstream: Int32
     private let onFinish: @Sendable (ForwardedConnection) -> Void
     private let lock = NSLock()
     private var pumpsRunning = 0
+    private var isClosed = false
 
     init(client: Int32, upstream: Int32, onFinish: @escaping @Sendable (ForwardedConnection) -> Void) {
         self.client = client
@@ -146,13 +156,20 @@ private final class ForwardedConnection: @unchecked Sendable {
 
     /// Ends both directions at once; the pumps see it and finish.
     func shutDown() {
-        shutdown(client, Int32(SHUT_RDWR))
-        shutdown(upstream, Int32(SHUT_RDWR))
+        lock.withLock {
+            guard !isClosed else { return }
+            shutdown(client, Int32(SHUT_RDWR))
+            shutdown(upstream, Int32(SHUT_RDWR))
+        }
     }
 
     func closeWithoutPumps() {
-        close(client)
-        close(upstream)
+        lock.withLock {
+            guard !isClosed else { return }
+            isClosed = true
+            close(client)
+            close(upstream)
+        }
     }
 
     private func pump(from source: Int32, to destination: Int32) {
