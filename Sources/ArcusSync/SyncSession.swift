@@ -437,7 +437,9 @@ public actor SyncSession {
     }
 
     /// Suspends until this side has handed everything it had to send to the channel (acks
-    /// included), or the session ended. Before closing a one-off sync, so the last ack is not lost.
+    /// due included), or the session ended. Before closing a one-off sync, so the last ack is not
+    /// lost. An ack still held to be coalesced (`acknowledgementDelay`) goes later, if the
+    /// session is still open then; a sync closed first leaves its position to the next summary.
     public func waitUntilIdle() async {
         if endReason != nil || (isIdle && control.isEmpty) { return }
         await withCheckedContinuation { idleWaiters.append($0) }
