@@ -13,19 +13,8 @@ public final class HeldPort: Sendable {
 
     /// Binds and listens on 127.0.0.1:`port`.
     public init(_ port: Int) throws {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard socket >= 0 else { throw HeldPortError("socket", errno) }
-        var address = LoopbackAddress.make(port: port)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(socket, 1) == 0 else {
-            let error = HeldPortError("bind/listen on 127.0.0.1:\(port)", errno)
-            close(socket)
-            throw error
-        }
         self.port = port
-        self.descriptor = Mutex(socket)
+        self.descriptor = Mutex(try LoopbackAddress.listeningSocket(port: port, backlog: 1))
     }
 
     /// The socket's descriptor while it is held.
@@ -40,12 +29,4 @@ public final class HeldPort: Sendable {
     }
 
     deinit { release() }
-}
-
-public struct HeldPortError: Error, CustomStringConvertible {
-    public let description: String
-
-    init(_ operation: String, _ code: Int32) {
-        description = "HeldPort: \(operation) failed: \(String(cString: strerror(code)))"
-    }
 }

@@ -21,16 +21,9 @@ public final class TCPCutProxy: @unchecked Sendable {
     private var connections: [ObjectIdentifier: ForwardedConnection] = [:]
 
     public init(targetPort: Int) throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard listener >= 0 else { throw TCPCutProxyError("socket", errno) }
-        var yes: Int32 = 1
-        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = LoopbackAddress.make(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(listener, 64) == 0, let port = LoopbackAddress.localPort(of: listener) else {
-            let error = TCPCutProxyError("bind/listen on 127.0.0.1", errno)
+        let listener = try LoopbackAddress.listeningSocket(port: 0, backlog: 64, reuseAddress: true)
+        guard let port = LoopbackAddress.localPort(of: listener) else {
+            let error = LoopbackListenError(operation: "getsockname", port: 0, code: errno)
             close(listener)
             throw error
         }
@@ -198,13 +191,5 @@ private final class ForwardedConnection: @unchecked Sendable {
             closeWithoutPumps()
             onFinish(self)
         }
-    }
-}
-
-public struct TCPCutProxyError: Error, CustomStringConvertible {
-    public let description: String
-
-    init(_ operation: String, _ code: Int32) {
-        description = "TCPCutProxy: \(operation) failed: \(String(cString: strerror(code)))"
     }
 }
