@@ -170,37 +170,26 @@ extension DQLParserState {
         return DQLParsed(expr: .literal(.array(values)), height: 0)
     }
 
+    private static let additiveOperators: [DQLSymbol: DQLBinaryOperator] = [.plus: .add, .minus: .subtract, .concatenate: .concatenate]
+    private static let multiplicativeOperators: [DQLSymbol: DQLBinaryOperator] = [.star: .multiply, .slash: .divide, .percent: .remainder]
+
     private mutating func additive() throws(DQLError) -> DQLParsed {
-        var left = try multiplicative()
-        while case .symbol(let symbol) = current.kind {
-            let op: DQLBinaryOperator
-            switch symbol {
-            case .plus: op = .add
-            case .minus: op = .subtract
-            case .concatenate: op = .concatenate
-            default: return left
-            }
-            let position = current.position
-            advance()
-            let right = try multiplicative()
-            left = try node(.binary(op, left.expr, right.expr), [left, right], at: position)
-        }
-        return left
+        try leftAssociative(Self.additiveOperators) { parser throws(DQLError) in try parser.multiplicative() }
     }
 
     private mutating func multiplicative() throws(DQLError) -> DQLParsed {
-        var left = try unary()
-        while case .symbol(let symbol) = current.kind {
-            let op: DQLBinaryOperator
-            switch symbol {
-            case .star: op = .multiply
-            case .slash: op = .divide
-            case .percent: op = .remainder
-            default: return left
-            }
+        try leftAssociative(Self.multiplicativeOperators) { parser throws(DQLError) in try parser.unary() }
+    }
+
+    /// One level of binary operators that group to the left (`a - b - c` is `(a - b) - c`):
+    /// operands parsed by `operand`, the next level up, joined by any of `operators`.
+    private mutating func leftAssociative(_ operators: [DQLSymbol: DQLBinaryOperator],
+                                          operand: (inout Self) throws(DQLError) -> DQLParsed) throws(DQLError) -> DQLParsed {
+        var left = try operand(&self)
+        while case .symbol(let symbol) = current.kind, let op = operators[symbol] {
             let position = current.position
             advance()
-            let right = try unary()
+            let right = try operand(&self)
             left = try node(.binary(op, left.expr, right.expr), [left, right], at: position)
         }
         return left
