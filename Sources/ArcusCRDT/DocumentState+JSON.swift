@@ -9,6 +9,9 @@ extension DocumentState {
         return writer.text
     }
 
+    /// Whether `visibleJSON` has a document to write (its root map is live), without writing it.
+    public var hasVisibleValue: Bool { mapOrder(cells.indices) != nil }
+
     /// Writes the map in `range`; returns its latest live stamp (nil: the map is not live).
     @discardableResult
     private func writeVisibleMap(_ range: Range<Int>, adding extra: (name: String, value: Value)?, to writer: inout JSONWriter) -> Stamp? {

@@ -36,7 +36,11 @@ struct AppendedStateTests {
     func randomWrites(seed: UInt64) throws {
         print("appended-state seed: \(seed)  (replay: ARCUS_TEST_SEED=\(seed))")
         var rng = SeededRandom(seed: seed)
-        let stores = try (0..<3).map { _ in try Store(inMemory: Store.Options()) }
+        // Stores on disk: one in memory leaves rows to wait and writes each whole (`DeferredRows`).
+        let directories = (0..<3).map { _ in FileManager.default.temporaryDirectory.appendingPathComponent("arcus-appended-\(UUID().uuidString)") }
+        defer { for directory in directories { try? FileManager.default.removeItem(at: directory) } }
+        let stores = try directories.map { try Store(directory: $0) }
+        defer { for store in stores { try? store.close() } }
         var mostParts = 0
         for step in 0..<400 {
             let r = Int.random(in: 0..<3, using: &rng)

@@ -17,8 +17,8 @@ struct QueryExecutor {
     /// error that says how to turn them on, not an empty answer, when it does not.
     let keepsConflicts: Bool
 
-    init(transaction: WriteTransaction) {
-        db = transaction.db
+    init(transaction: WriteTransaction) throws {
+        db = try transaction.db
         self.transaction = transaction
         indexes = transaction.store.fieldIndexes
         virtualCollections = transaction.store.virtualCollections

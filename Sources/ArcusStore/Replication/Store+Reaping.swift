@@ -88,7 +88,7 @@ extension Store {
                 var raised: [String: VersionVector] = [:]
                 for candidate in doomed where !isWithheld(candidate.key) {
                     try tx.db.cachedStatement(sql: "DELETE FROM document WHERE seq = ? AND json IS NULL").execute(arguments: [candidate.seq])
-                    guard tx.db.changesCount == 1 else { continue }
+                    guard tx.connection.changesCount == 1 else { continue }
                     let collection = candidate.key.collection
                     raised[collection, default: reapedHorizon(of: collection)].formUnion(candidate.version)
                     reaped[collection, default: 0] += 1
@@ -97,7 +97,7 @@ extension Store {
                     try tx.setSyncRecord(Self.reapedHorizonPrefix + collection, ReapedHorizonRecord.encode(horizon))
                 }
                 let committed = raised
-                tx.db.afterNextTransaction(onCommit: { [self] _ in reapedHorizonCache.withLock { $0.merge(committed) { _, new in new } } })
+                tx.connection.afterNextTransaction(onCommit: { [self] _ in reapedHorizonCache.withLock { $0.merge(committed) { _, new in new } } })
             }
         }
         return reaped
@@ -166,7 +166,7 @@ extension Store {
             guard raising else { return }
             let raised = reapedHorizon(of: collection).union(horizon)
             try tx.setSyncRecord(Self.reapedHorizonPrefix + collection, ReapedHorizonRecord.encode(raised))
-            tx.db.afterNextTransaction(onCommit: { [self] _ in reapedHorizonCache.withLock { $0[collection] = raised } })
+            tx.connection.afterNextTransaction(onCommit: { [self] _ in reapedHorizonCache.withLock { $0[collection] = raised } })
         }
         return purged
     }

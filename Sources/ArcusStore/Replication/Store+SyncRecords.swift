@@ -9,7 +9,7 @@ import GRDB
 extension Store {
     /// The record under `key`, if any.
     public func syncRecord(_ key: String) throws -> [UInt8]? {
-        try read { db in try Data.fetchOne(db.cachedStatement(sql: Self.syncRecordSQL), arguments: [key]).map(Array.init) }
+        try readWithoutRows { db in try Data.fetchOne(db.cachedStatement(sql: Self.syncRecordSQL), arguments: [key]).map(Array.init) }
     }
 
     /// Sessions read and write their records several times each (cached statements: parsing
@@ -18,7 +18,7 @@ extension Store {
 
     /// Every record whose key starts with `prefix`, in key order.
     public func syncRecords(prefix: String) throws -> [(key: String, value: [UInt8])] {
-        try read { db in try Self.syncRecords(prefix: prefix, db) }
+        try readWithoutRows { db in try Self.syncRecords(prefix: prefix, db) }
     }
 
     static func syncRecords(prefix: String, _ db: Database) throws -> [(key: String, value: [UInt8])] {
@@ -36,16 +36,16 @@ extension Store {
 extension WriteTransaction {
     /// The record under `key` as this transaction sees it.
     public func syncRecord(_ key: String) throws -> [UInt8]? {
-        try Data.fetchOne(db.cachedStatement(sql: Store.syncRecordSQL), arguments: [key]).map(Array.init)
+        try Data.fetchOne(connection.cachedStatement(sql: Store.syncRecordSQL), arguments: [key]).map(Array.init)
     }
 
     /// Sets (or with nil, removes) one sync record, committed with this transaction.
     public func setSyncRecord(_ key: String, _ value: [UInt8]?) throws {
         if let value {
-            try db.cachedStatement(sql: "INSERT INTO sync_record (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            try connection.cachedStatement(sql: "INSERT INTO sync_record (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
                 .execute(arguments: [key, Data(value)])
         } else {
-            try db.cachedStatement(sql: "DELETE FROM sync_record WHERE key = ?").execute(arguments: [key])
+            try connection.cachedStatement(sql: "DELETE FROM sync_record WHERE key = ?").execute(arguments: [key])
         }
     }
 }

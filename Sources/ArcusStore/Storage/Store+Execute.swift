@@ -72,6 +72,7 @@ extension Store {
         let indexes = fieldIndexes
         // On the writer, so that no commit falls between the first result and the registration.
         return try onOpenWriter { db in
+            try writeDeferredRows(db)
             let documents = try QueryExecutor(reading: db, indexes: indexes).matching(select.collection, select.whereClause)
             return try observers.register(try LiveQuery(select, documents: documents), deliver: handler)
         }

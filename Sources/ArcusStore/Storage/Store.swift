@@ -72,6 +72,8 @@ public final class Store: Sendable {
     let stateEncoder = Mutex(StateEncoder())
     /// Decoded states of the rows read or written lately.
     let stateCache: DocumentStateCache
+    /// In memory: the documents written whose rows wait until something reads the rows.
+    let deferredRows: DeferredRows?
 
     public struct Options: Sendable {
         /// What a commit survives once `write` returns (`PRAGMA synchronous`; the store runs in WAL
@@ -100,6 +102,8 @@ public final class Store: Sendable {
         /// How many concurrent values that lost a last-writer-wins merge the conflict view keeps
         /// per field (`conflicts(path)`, `system:conflicts`), the latest; 0 keeps none. Default 4.
         public var conflictsPerField = Store.defaultConflictsPerField
+        /// In memory: how many changes may wait for their rows (`DeferredRows`). Tests lower it.
+        var rowsWaitingLimit = DeferredRows.defaultLimit
 
         public enum Synchronous: String, Sendable { case normal = "NORMAL", full = "FULL" }
 
@@ -154,6 +158,7 @@ public final class Store: Sendable {
         self.writer = writer
         self.checkpointer = checkpointer
         memoryQueue = writer as? DatabaseQueue
+        deferredRows = directory == nil ? DeferredRows(limit: options.rowsWaitingLimit) : nil
         self.accessChanges = accessChanges
         stateCache = DocumentStateCache(capacity: options.stateCacheBytes)
         self.directory = directory
@@ -318,6 +323,7 @@ public final class Store: Sendable {
                     try body(transaction)
                     try transaction.finish()
                 }
+                transaction.committed()
                 versionVector.withLock { $0.formUnion(transaction.versionAdded) }
                 if let checkpoint = transaction.checkpoint { versionCheckpoint.withLock { $0 = checkpoint } }
                 return transaction.results
@@ -331,7 +337,17 @@ public final class Store: Sendable {
     }
 
     /// Runs `body` with read access to a consistent snapshot; readers do not block each other.
+    /// A store in memory first writes the rows its documents wait for (`DeferredRows`).
     func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try readWithoutRows { db in
+            try writeDeferredRows(db)
+            return try body(db)
+        }
+    }
+
+    /// `read`, for a reader of what the store keeps besides the `document` table (sync records),
+    /// or that takes the documents whose rows wait into account itself (the change log).
+    func readWithoutRows<T>(_ body: (Database) throws -> T) throws -> T {
         try checkOpen()
         // A store in memory has one connection, and every access to it waits its turn, so
         // nothing can write between the statements of a read: it needs no transaction of its
@@ -339,6 +355,23 @@ public final class Store: Sendable {
         if let memoryQueue { return try memoryQueue.unsafeRead { db in try checkOpen(); return try body(db) } }
         // A pool's readers refuse every read once closed.
         return try writer.read(body)
+    }
+
+    /// Writes the rows of the documents a store in memory keeps waiting (`DeferredRows`), in a
+    /// transaction of its own, for a reader of the `document` table. On the writer, outside
+    /// any transaction.
+    func writeDeferredRows(_ db: Database) throws {
+        guard let deferredRows, !deferredRows.isEmpty else { return }
+        do {
+            try db.inTransaction {
+                try DeferredRows.write(deferredRows.all, db, store: self)
+                return .commit
+            }
+        } catch {
+            stateCache.removeAll()
+            throw error
+        }
+        deferredRows.removeAll()
     }
 
     /// Closes the store: its database connections, then its lock on the data directory, so that
@@ -379,7 +412,10 @@ public final class Store: Sendable {
     /// Runs `body` in a write transaction of its own, for what the store keeps besides documents
     /// (attachments' records, settings).
     func writeRecords<T>(_ body: (Database) throws -> T) throws -> T {
-        try onOpenWriter { db in try db.inImmediateTransaction { try body(db) } }
+        try onOpenWriter { db in
+            try writeDeferredRows(db)
+            return try db.inImmediateTransaction { try body(db) }
+        }
     }
 
     /// SQLite's own check of the database file (`PRAGMA integrity_check`): `["ok"]`, or one line

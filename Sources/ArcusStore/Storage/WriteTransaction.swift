@@ -33,7 +33,16 @@ public final class WriteTransaction {
     }
 
     unowned let store: Store
-    let db: Database
+    /// The connection, for statements that neither read nor change the `document` table.
+    let connection: Database
+    /// The connection, for statements that read or change the `document` table: a store in
+    /// memory first writes, in this transaction, the rows its documents wait for.
+    var db: Database {
+        get throws {
+            try writeDeferredRows()
+            return connection
+        }
+    }
     public private(set) var changes: [DocumentChange] = []
     private(set) var results: [Result] = []
     /// The events this transaction wrote, and the versions of complete batches it merged.
@@ -58,6 +67,15 @@ public final class WriteTransaction {
     /// The documents whose kept conflicts this transaction changed, with what each keeps now.
     private var conflictsChanged: [DocumentKey: [FieldConflicts.KeptLoser]] = [:]
 
+    /// In memory (`DeferredRows`): the documents this transaction wrote, in the order it wrote
+    /// them, which wait for their rows; and where each one's latest entry is.
+    private var deferred: [(key: DocumentKey, document: DeferredRows.Document)] = []
+    private var deferredIndex: [DocumentKey: Int] = [:]
+    /// Whether this transaction wrote the rows that waited: every later save writes its row.
+    private var rowsWritten = false
+    /// Whether this transaction's saves leave their rows to wait.
+    private var defersRows: Bool { store.deferredRows != nil && !rowsWritten }
+
     /// The statements every document write runs, prepared once per transaction.
     private var positionStatement: RawStatement?
     private var loadStatement: RawStatement?
@@ -67,14 +85,14 @@ public final class WriteTransaction {
 
     private func prepared(_ cached: inout RawStatement?, _ sql: String) throws -> RawStatement {
         if let cached { return cached }
-        let statement = try RawStatement(db, sql: sql)
+        let statement = try RawStatement(connection, sql: sql)
         cached = statement
         return statement
     }
 
     init(store: Store, db: Database) {
         self.store = store
-        self.db = db
+        connection = db
     }
 
     /// Runs one DQL statement inside this transaction.
@@ -143,7 +161,14 @@ public final class WriteTransaction {
     /// the caller changes the state and then saves it, or gives it back to the cache unchanged
     /// (`DocumentStateCache.take`).
     func load(_ row: DocumentRows.RowID, toChange: Bool = false) throws -> DocumentState? {
-        try DocumentRows.load(row, position: prepared(&positionStatement, DocumentRows.positionSQL), load: prepared(&loadStatement, DocumentRows.loadSQL),
+        if defersRows {
+            if let index = deferredIndex[row.key] { return deferred[index].document.state }
+            if let waiting = store.deferredRows?.document(row.key) { return waiting.state }
+            // Not taken from the cache: a save leaves its row to wait, and caches nothing.
+            return try DocumentRows.load(row, position: prepared(&positionStatement, DocumentRows.positionSQL), load: prepared(&loadStatement, DocumentRows.loadSQL),
+                                         site: store.site, cache: store.stateCache)
+        }
+        return try DocumentRows.load(row, position: prepared(&positionStatement, DocumentRows.positionSQL), load: prepared(&loadStatement, DocumentRows.loadSQL),
                               site: store.site, cache: store.stateCache, toChange: toChange)
     }
 
@@ -160,45 +185,85 @@ public final class WriteTransaction {
     @discardableResult
     func save(_ row: DocumentRows.RowID, state: DocumentState, delta: DocumentState, wasLive: Bool, hadAttachments: Bool, local: Bool = true,
               joinsDelta: Bool = false, asNew: Bool = false) throws -> Bool {
+        if defersRows {
+            try CollectionName.check(row.key.collection)
+            if asNew, try load(row) != nil { return false }
+            let sequence = store.nextSequence()
+            let withheld = store.isWithheld(row.key)
+            deferredIndex[row.key] = deferred.count
+            deferred.append((row.key, DeferredRows.Document(state: state, sequence: sequence, withheld: withheld)))
+            try recordSaved(row, state: state, delta: delta, sequence: sequence, withheld: withheld, visible: !withheld && state.hasVisibleValue,
+                            wasLive: wasLive, hadAttachments: hadAttachments, local: local)
+            return true
+        }
         let sequence = store.nextSequence()
         let withheld = store.isWithheld(row.key)
         let json = withheld ? nil : state.visibleJSON(adding: ("_id", row.key.id))
         var written: DocumentRows.Written?
         if joinsDelta, !asNew, let (previous, layout) = store.stateCache.layout(of: row.key) {
-            written = try DocumentRows.append(prepared(&appendStatement, DocumentRows.appendSQL), db, row, delta: delta, json: json, sequence: sequence,
+            written = try DocumentRows.append(prepared(&appendStatement, DocumentRows.appendSQL), connection, row, delta: delta, json: json, sequence: sequence,
                                               onto: previous, laidOut: layout, encoder: store.stateEncoder)
         }
         if written == nil {
             let statement = asNew ? try prepared(&insertStatement, DocumentRows.insertSQL) : try prepared(&storeStatement, DocumentRows.storeSQL)
             written = try DocumentRows.store(statement, row, state: state, json: json, sequence: sequence, site: store.site, encoder: store.stateEncoder)
-            if asNew, db.changesCount == 0 {
+            if asNew, connection.changesCount == 0 {
                 store.returnSequence(sequence)
                 return false
             }
         }
         // Cached before the commit: a rollback empties the cache (see `DocumentStateCache`).
         store.stateCache.insert(state, of: row.key, at: sequence, storedBytes: written?.storedBytes ?? 0, layout: written?.layout, evicting: !asNew)
-        try AttachmentReferences.update(db, row, state: state, hadAttachments: hadAttachments)
+        try recordSaved(row, state: state, delta: delta, sequence: sequence, withheld: withheld, visible: json != nil,
+                        wasLive: wasLive, hadAttachments: hadAttachments, local: local)
+        return true
+    }
+
+    /// What every save records once the document is stored (or left to wait): its attachment
+    /// references, the change, the events it adds, and the conflicts a local write settles.
+    private func recordSaved(_ row: DocumentRows.RowID, state: DocumentState, delta: DocumentState, sequence: Int64, withheld: Bool, visible: Bool,
+                             wasLive: Bool, hadAttachments: Bool, local: Bool) throws {
+        try AttachmentReferences.update(connection, row, state: state, hadAttachments: hadAttachments)
         changes.append(DocumentChange(key: row.key, delta: delta, state: state, sequence: sequence, withheld: withheld))
         if local {
             delta.forEachEvent { versionAdded.observe($0) }
             // A local write has seen every value here: the fields it wrote have no conflicts left.
             let kept = keptLosers(row.key)
             if !kept.isEmpty {
-                let left = try FieldConflicts.clear(delta.writtenFieldPaths, from: kept, of: row.key, db)
+                let left = try FieldConflicts.clear(delta.writtenFieldPaths, from: kept, of: row.key, connection)
                 if left != kept { conflictsChanged[row.key] = left }
             }
         }
-        let kind: Result.Kind = json == nil ? .removed : (wasLive ? .updated : .inserted)
+        let kind: Result.Kind = visible ? (wasLive ? .updated : .inserted) : .removed
         results.append(Result(kind: kind, collection: row.key.collection, id: row.key.id))
-        return true
+    }
+
+    /// Writes the rows of the documents waiting for theirs, the store's and this transaction's
+    /// (see `DeferredRows`): for a statement on the `document` table. Every later save in this
+    /// transaction writes its row at once; the store forgets its waiting documents if this
+    /// transaction commits.
+    private func writeDeferredRows() throws {
+        guard let waiting = store.deferredRows, !rowsWritten else { return }
+        var documents = waiting.all.filter { deferredIndex[$0.key] == nil }
+        documents += deferredIndex.values.sorted().map { deferred[$0] }
+        try DeferredRows.write(documents, connection, store: store)
+        rowsWritten = true
+        deferred = []
+        deferredIndex = [:]
+    }
+
+    /// Once this transaction has committed: the documents it left to wait join the store's,
+    /// or, if it wrote the rows, none wait any more.
+    func committed() {
+        guard let waiting = store.deferredRows else { return }
+        if rowsWritten { waiting.removeAll() } else { waiting.commit(deferred) }
     }
 
     /// Keeps what a merge into `key` resolved concurrently (see `FieldConflicts`).
     func recordConflicts(_ judgement: FieldConflicts.Judgement, of key: DocumentKey, seen: VersionVector) throws {
         guard !judgement.isEmpty else { return }
         let kept = keptLosers(key)
-        let now = try FieldConflicts.apply(judgement, to: kept, of: key, seen: seen, bound: store.conflictsPerField, db)
+        let now = try FieldConflicts.apply(judgement, to: kept, of: key, seen: seen, bound: store.conflictsPerField, connection)
         if now != kept { conflictsChanged[key] = now }
     }
 
@@ -212,16 +277,18 @@ public final class WriteTransaction {
     /// on the writer, so in commit order.
     func finish() throws {
         if !changes.isEmpty { try store.hooks.run(self, changes) }
+        // Past the limit, the rows are written with this commit.
+        if !deferred.isEmpty, let waiting = store.deferredRows, waiting.count + deferred.count > waiting.limit { try writeDeferredRows() }
         if !conflictsChanged.isEmpty {
             let index = store.conflictIndex, changed = conflictsChanged
-            db.afterNextTransaction(onCommit: { _ in for (key, losers) in changed { index.set(losers, of: key) } })
+            connection.afterNextTransaction(onCommit: { _ in for (key, losers) in changed { index.set(losers, of: key) } })
         }
-        try store.persistWallClockMarkIfDue(db)
+        try store.persistWallClockMarkIfDue(connection)
         let site = store.site
         let merged = versionAdded.elements.contains { $0.site != site }
         let sequence = store.changeSequence
         if evicted || merged || (!versionAdded.isEmpty && sequence - store.checkpointedSequence >= SiteVersions.checkpointInterval) {
-            try SiteVersions.checkpoint(store.version.union(versionAdded), through: sequence, db)
+            try SiteVersions.checkpoint(store.version.union(versionAdded), through: sequence, connection)
             checkpoint = sequence
         }
         guard !changes.isEmpty else { return }
@@ -229,7 +296,7 @@ public final class WriteTransaction {
         let observers = store.observers, listeners = store.listeners, virtualObservers = store.virtualObservers
         guard !observers.isEmpty || !listeners.isEmpty || !virtualObservers.isEmpty else { return }
         let changes = self.changes
-        db.afterNextTransaction(onCommit: { _ in
+        connection.afterNextTransaction(onCommit: { _ in
             if !observers.isEmpty { observers.committed(changes) }
             listeners.committed(changes)
             // system:collections and system:system_info count documents; the agent's rows
@@ -248,7 +315,7 @@ public final class WriteTransaction {
         try index.create(db)
         // The cache follows the commit; a rollback drops the SQL index and the cache entry alike.
         let store = self.store
-        db.afterNextTransaction(onCommit: { db in
+        connection.afterNextTransaction(onCommit: { db in
             store.indexes.withLock { $0 = (try? FieldIndex.all(db)) ?? $0 }
         })
         store.indexes.withLock { $0.append(index) }
