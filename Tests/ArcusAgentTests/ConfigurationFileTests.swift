@@ -4,9 +4,14 @@ import Foundation
 import Testing
 
 /// The agent's configuration file (TOML or JSON) and its ARCUS_* environment overrides.
-struct ConfigurationFileTests {
+final class ConfigurationFileTests {
+    /// The files each test writes, removed once it ends (each test has an instance of its own).
+    private let files = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-config-\(UUID().uuidString)")
+
+    deinit { try? FileManager.default.removeItem(at: files) }
+
     private func write(_ text: String, named name: String = "arcus.toml") throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-config-\(UUID().uuidString)")
+        let directory = files.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let file = directory.appendingPathComponent(name)
         try Data(text.utf8).write(to: file)

@@ -14,6 +14,8 @@ final class RunningAgent: @unchecked Sendable {
     let process: ChildProcess
     let url: String
     let peer: String
+    /// Where its standard output and error go: removed with this value.
+    private let scratch: URL
     let standardOutput: URL
     let standardError: URL
     /// The API token, from the file the ready line names (`DIR/api-token`); empty for an agent
@@ -59,20 +61,23 @@ final class RunningAgent: @unchecked Sendable {
                 // there) names none: its requests then go with an empty one.
                 let tokenFile = ready.tokenFile ?? (data as NSString).appendingPathComponent("api-token")
                 let token = (try? String(contentsOfFile: tokenFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-                return RunningAgent(process: process, url: ready.http, peer: ready.peer ?? "", standardOutput: out, standardError: err, token: token)
+                return RunningAgent(process: process, url: ready.http, peer: ready.peer ?? "", scratch: scratch, standardOutput: out, standardError: err, token: token)
             }
             guard process.isRunning else {
                 let error = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
+                try? FileManager.default.removeItem(at: scratch)
                 throw ArcusProcess.ProcessError("the agent exited with status \(process.terminationStatus) before it was ready: \(error)")
             }
             usleep(20_000)
         }
         process.terminate(signal: SIGKILL)
         process.waitUntilExit()
+        try? FileManager.default.removeItem(at: scratch)
         throw ArcusProcess.ProcessError("the agent printed no ready line within \(patience) s")
     }
 
-    private init(process: ChildProcess, url: String, peer: String, standardOutput: URL, standardError: URL, token: String) {
+    private init(process: ChildProcess, url: String, peer: String, scratch: URL, standardOutput: URL, standardError: URL, token: String) {
+        self.scratch = scratch
         self.process = process
         self.url = url
         self.peer = peer
@@ -80,6 +85,8 @@ final class RunningAgent: @unchecked Sendable {
         self.standardError = standardError
         self.token = token
     }
+
+    deinit { try? FileManager.default.removeItem(at: scratch) }
 
     var log: String { (try? String(contentsOf: standardError, encoding: .utf8)) ?? "" }
 
