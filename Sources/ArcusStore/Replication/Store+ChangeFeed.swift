@@ -42,7 +42,7 @@ extension Store {
             // A document waiting for its row changed after its row was written: the row is
             // an earlier change, passed over.
             let waiting = deferredRows.changed(after: position, limit: limit, collection: collection)
-            var documents = rows.documents.filter { deferredRows.document($0.key) == nil }
+            var documents = rows.documents.filter { !deferredRows.holds($0.key) }
             documents.append(contentsOf: waiting.documents)
             documents.sort { $0.sequence < $1.sequence }
             // Each part is complete up to its last document, when it stopped at the limit.
@@ -119,7 +119,7 @@ extension Store {
             let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT collection, id, \(Self.storedBytesSQL) FROM document " + filter), arguments: arguments)
             while let row = try rows.next() {
                 let key = DocumentKey(collection: row[0], id: try Value(json: row[1] as String))
-                guard deferredRows.document(key) == nil else { continue }
+                guard !deferredRows.holds(key) else { continue }
                 documents += 1
                 bytes += row[2] as Int64
             }

@@ -74,6 +74,9 @@ final class DeferredRows: Sendable {
         contents.withLock { contents in contents.latest[key].flatMap { contents.log[$0].document } }
     }
 
+    /// Whether `key`'s document waits: its row, if it has one, holds an earlier change.
+    func holds(_ key: DocumentKey) -> Bool { contents.withLock { $0.latest[key] != nil } }
+
     /// The position of the latest change waiting; nil when none does.
     var lastPosition: Int64? { contents.withLock { $0.log.last?.sequence } }
 
