@@ -34,7 +34,7 @@ extension Store {
         let staged = attachmentFiles.partials().map {
             ReclaimableAttachment(hash: $0.hash, bytes: $0.bytes, kind: .staged, since: $0.modified)
         }
-        let unreferenced = try read { db in
+        let unreferenced = try readWithoutRows { db in
             try Row.fetchAll(db, sql: "SELECT hash, length, created FROM attachment WHERE hash NOT IN (SELECT hash FROM attachment_ref)")
                 .map { row -> ReclaimableAttachment in
                     let hash: Data = row["hash"], length: Int64 = row["length"], created: Double = row["created"]

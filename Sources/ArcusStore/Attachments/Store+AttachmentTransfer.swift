@@ -11,7 +11,7 @@ extension Store {
     /// The collections of the documents that reference the blob (for sync to serve it only to
     /// a peer that may read one of them).
     public func collectionsReferencing(attachmentHash hash: [UInt8]) throws -> Set<String> {
-        try read { db in
+        try readWithoutRows { db in
             Set(try String.fetchAll(db, sql: "SELECT DISTINCT collection FROM attachment_ref WHERE hash = ?", arguments: [Data(hash)]))
         }
     }

@@ -345,8 +345,9 @@ public final class Store: Sendable {
         }
     }
 
-    /// `read`, for a reader of what the store keeps besides the `document` table (sync records),
-    /// or that takes the documents whose rows wait into account itself (the change log).
+    /// `read`, for a reader of what the store keeps besides the `document` table (sync records,
+    /// attachments' records and references, which every save keeps current), or that takes the
+    /// documents whose rows wait into account itself (the change log).
     func readWithoutRows<T>(_ body: (Database) throws -> T) throws -> T {
         try checkOpen()
         // A store in memory has one connection, and every access to it waits its turn, so
@@ -412,10 +413,7 @@ public final class Store: Sendable {
     /// Runs `body` in a write transaction of its own, for what the store keeps besides documents
     /// (attachments' records, settings).
     func writeRecords<T>(_ body: (Database) throws -> T) throws -> T {
-        try onOpenWriter { db in
-            try writeDeferredRows(db)
-            return try db.inImmediateTransaction { try body(db) }
-        }
+        try onOpenWriter { db in try db.inImmediateTransaction { try body(db) } }
     }
 
     /// SQLite's own check of the database file (`PRAGMA integrity_check`): `["ok"]`, or one line

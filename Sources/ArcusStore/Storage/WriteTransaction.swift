@@ -164,12 +164,10 @@ public final class WriteTransaction {
         if defersRows {
             if let index = deferredIndex[row.key] { return deferred[index].document.state }
             if let waiting = store.deferredRows?.document(row.key) { return waiting.state }
-            // Not taken from the cache: a save leaves its row to wait, and caches nothing.
-            return try DocumentRows.load(row, position: prepared(&positionStatement, DocumentRows.positionSQL), load: prepared(&loadStatement, DocumentRows.loadSQL),
-                                         site: store.site, cache: store.stateCache)
         }
+        // Not taken from the cache when rows wait: such a save caches nothing to put back.
         return try DocumentRows.load(row, position: prepared(&positionStatement, DocumentRows.positionSQL), load: prepared(&loadStatement, DocumentRows.loadSQL),
-                              site: store.site, cache: store.stateCache, toChange: toChange)
+                                     site: store.site, cache: store.stateCache, toChange: toChange && !defersRows)
     }
 
     /// Stores a document's new state and records the change. A local change adds its events to
