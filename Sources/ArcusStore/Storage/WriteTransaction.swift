@@ -68,7 +68,7 @@ public final class WriteTransaction {
     private var conflictsChanged: [DocumentKey: [FieldConflicts.KeptLoser]] = [:]
     /// What `finish` leaves for after the commit, which `Store.write` runs on the writer, in
     /// commit order. (Registered with GRDB instead, as a transaction observer, it was told of
-    /// every statement the transaction ran: 2% of a trace's replay.)
+    /// every statement the transaction ran: 1.5% of a trace's replay.)
     private(set) var afterCommit: [() -> Void] = []
 
     /// In memory (`DeferredRows`): the documents this transaction wrote, in the order it wrote
