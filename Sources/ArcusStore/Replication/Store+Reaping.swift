@@ -97,7 +97,7 @@ extension Store {
                     try tx.setSyncRecord(Self.reapedHorizonPrefix + collection, ReapedHorizonRecord.encode(horizon))
                 }
                 let committed = raised
-                tx.connection.afterNextTransaction(onCommit: { [self] _ in reapedHorizonCache.withLock { $0.merge(committed) { _, new in new } } })
+                tx.afterCommit { [self] in reapedHorizonCache.withLock { $0.merge(committed) { _, new in new } } }
             }
         }
         return reaped
@@ -166,7 +166,7 @@ extension Store {
             guard raising else { return }
             let raised = reapedHorizon(of: collection).union(horizon)
             try tx.setSyncRecord(Self.reapedHorizonPrefix + collection, ReapedHorizonRecord.encode(raised))
-            tx.connection.afterNextTransaction(onCommit: { [self] _ in reapedHorizonCache.withLock { $0[collection] = raised } })
+            tx.afterCommit { [self] in reapedHorizonCache.withLock { $0[collection] = raised } }
         }
         return purged
     }

@@ -110,11 +110,10 @@ final class DeferredRows: Sendable {
         contents.withLock { contents in
             var documents: [LoggedDocument] = []
             for index in contents.firstIndex(after: position)..<contents.log.count {
-                guard contents.log[index].document != nil, collection == nil || contents.log[index].key.collection == collection else { continue }
-                guard documents.count < limit else { return (documents, true) }
                 let change = contents.log[index]
-                documents.append(LoggedDocument(key: change.key, state: change.document!.state, sequence: change.sequence,
-                                                storedBytes: change.estimatedBytes))
+                guard let document = change.document, collection == nil || change.key.collection == collection else { continue }
+                guard documents.count < limit else { return (documents, true) }
+                documents.append(LoggedDocument(key: change.key, state: document.state, sequence: change.sequence, storedBytes: change.estimatedBytes))
             }
             return (documents, false)
         }

@@ -1,5 +1,4 @@
 import ArcusCRDT
-import GRDB
 
 extension Store {
     /// How far ahead of this device's clock a remote event may be stamped and still be taken
@@ -36,14 +35,13 @@ extension Store {
         return overflow || carry ? .max : total
     }
 
-    /// Raises the kept wall-clock mark in the transaction `db`, at most every few minutes.
-    func persistWallClockMarkIfDue(_ db: Database) throws {
+    /// Raises the kept wall-clock mark in `transaction`, at most every few minutes.
+    func persistWallClockMarkIfDue(_ transaction: WriteTransaction) throws {
         guard let mark = wallClockMark.withLock({ mark -> UInt64? in
             _ = mark.read(physicalClock)
             return mark.due
         }) else { return }
-        try WallClockMark.save(mark, db)
-        let store = self
-        db.afterNextTransaction(onCommit: { _ in store.wallClockMark.withLock { $0.didPersist(mark) } })
+        try WallClockMark.save(mark, transaction.connection)
+        transaction.afterCommit { [self] in wallClockMark.withLock { $0.didPersist(mark) } }
     }
 }

@@ -326,7 +326,7 @@ public final class Store: Sendable {
                 transaction.committed()
                 versionVector.withLock { $0.formUnion(transaction.versionAdded) }
                 if let checkpoint = transaction.checkpoint { versionCheckpoint.withLock { $0 = checkpoint } }
-                for action in transaction.afterCommit { action() }
+                for action in transaction.committedActions { action() }
                 return transaction.results
             } catch {
                 // The positions it wrote at are given out again: states cached under them go.

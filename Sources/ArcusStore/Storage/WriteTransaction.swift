@@ -66,10 +66,8 @@ public final class WriteTransaction {
 
     /// The documents whose kept conflicts this transaction changed, with what each keeps now.
     private var conflictsChanged: [DocumentKey: [FieldConflicts.KeptLoser]] = [:]
-    /// What `finish` leaves for after the commit, which `Store.write` runs on the writer, in
-    /// commit order. (Registered with GRDB instead, as a transaction observer, it was told of
-    /// every statement the transaction ran: 1.5% of a trace's replay.)
-    private(set) var afterCommit: [() -> Void] = []
+    /// What is to happen only if this transaction commits (`afterCommit`).
+    private(set) var committedActions: [() -> Void] = []
 
     /// In memory (`DeferredRows`): the documents this transaction wrote, in the order it wrote
     /// them, which wait for their rows; and where each one's latest entry is.
@@ -254,6 +252,14 @@ public final class WriteTransaction {
         deferredIndex = [:]
     }
 
+    /// Runs `action` once this transaction has committed, on the writer, in commit order, after
+    /// the store has taken in its documents and events (`Store.write`); never if it rolls back.
+    /// (GRDB's `afterNextTransaction` registers a transaction observer, which GRDB then tells of
+    /// every statement the transaction runs: 1.5% of a trace's replay, for the observers' one.)
+    func afterCommit(_ action: @escaping () -> Void) {
+        committedActions.append(action)
+    }
+
     /// Once this transaction has committed: the documents it left to wait join the store's,
     /// or, if it wrote the rows, none wait any more.
     func committed() {
@@ -283,9 +289,9 @@ public final class WriteTransaction {
         if !deferred.isEmpty, let waiting = store.deferredRows, waiting.count + deferred.count > waiting.limit { try writeDeferredRows() }
         if !conflictsChanged.isEmpty {
             let index = store.conflictIndex, changed = conflictsChanged
-            afterCommit.append { for (key, losers) in changed { index.set(losers, of: key) } }
+            afterCommit { for (key, losers) in changed { index.set(losers, of: key) } }
         }
-        try store.persistWallClockMarkIfDue(connection)
+        try store.persistWallClockMarkIfDue(self)
         let site = store.site
         let merged = versionAdded.elements.contains { $0.site != site }
         let sequence = store.changeSequence
@@ -298,7 +304,7 @@ public final class WriteTransaction {
         let observers = store.observers, listeners = store.listeners, virtualObservers = store.virtualObservers
         guard !observers.isEmpty || !listeners.isEmpty || !virtualObservers.isEmpty else { return }
         let changes = self.changes
-        afterCommit.append {
+        afterCommit {
             if !observers.isEmpty { observers.committed(changes) }
             listeners.committed(changes)
             // system:collections and system:system_info count documents; the agent's rows
@@ -316,10 +322,8 @@ public final class WriteTransaction {
         }
         try index.create(db)
         // The cache follows the commit; a rollback drops the SQL index and the cache entry alike.
-        let store = self.store
-        connection.afterNextTransaction(onCommit: { db in
-            store.indexes.withLock { $0 = (try? FieldIndex.all(db)) ?? $0 }
-        })
+        let store = self.store, connection = self.connection
+        afterCommit { store.indexes.withLock { $0 = (try? FieldIndex.all(connection)) ?? $0 } }
         store.indexes.withLock { $0.append(index) }
     }
 
