@@ -14,7 +14,9 @@ import Synchronization
 ///
 /// With store-and-forward, frames for a peer that is away wait in the mesh's stream and the
 /// link says so in `metrics.storesFramesFor`, so that the session holds it while the peer is
-/// gone instead of calling it dead. All members may be called from any task.
+/// gone instead of calling it dead. Whether the peer reads through the stream is in its
+/// announcements, which may arrive after its open: the transport tells the link each time it
+/// hears one (`peerStoresFrames(for:)`). All members may be called from any task.
 public final class CloudLink: Link {
     public var kind: LinkKind { .cloud }
     public let mtu: Int
@@ -28,7 +30,7 @@ public final class CloudLink: Link {
     private let seal: CloudFrameSeal
     private let opening: CloudFrameSeal
     private let window: Int
-    private let storesFramesFor: Duration?
+    private let storesFramesFor: Mutex<Duration?>
     private let state: Mutex<State>
     private let relay: CloudLinkRelay
 
@@ -40,7 +42,7 @@ public final class CloudLink: Link {
         self.opening = seal.opening
         self.mtu = settings.mtu
         self.window = settings.window
-        self.storesFramesFor = storesFramesFor
+        self.storesFramesFor = Mutex(storesFramesFor)
         self.relay = relay
         self.description = "cloud link \(key.dialledHere ? "to" : "from") \(key.peer.description.prefix(12)) #\(String(key.id, radix: 16))"
         self.state = Mutex(State(credit: credit))
@@ -50,7 +52,7 @@ public final class CloudLink: Link {
     }
 
     public var metrics: LinkMetrics {
-        LinkMetrics(cost: .metered, storesFramesFor: storesFramesFor)
+        LinkMetrics(cost: .metered, storesFramesFor: storesFramesFor.withLock { $0 })
     }
 
     /// Whether the link has closed, for whatever reason.
@@ -146,6 +148,12 @@ public final class CloudLink: Link {
         case .open, .accept:
             end(failure: "a \(frame.kind) frame on an open link", tellPeer: true)
         }
+    }
+
+    /// How long frames between the two ends wait in the stream while one is away, as the
+    /// peer's latest announcement says (nil: they do not, and silence means the link is dead).
+    func peerStoresFrames(for duration: Duration?) {
+        storesFramesFor.withLock { $0 = duration }
     }
 
     /// Ends the link because its relay connection or its transport went away.

@@ -153,10 +153,10 @@ extension CloudTransport {
                 state.opensTaken[any] = nil
             }
             state.opensTaken[key.peer] = (diallerInstance, key.id)
-            let remoteStores = state.peers[key.peer]?.storesFrames ?? false
             let link = CloudLink(
                 key: key, seal: seal, credit: Self.credit(frame.value), settings: settings,
-                storesFramesFor: state.storing && remoteStores ? settings.storedFramesMaxAge : nil, relay: linkRelay
+                storesFramesFor: state.storedFramesWindow(peerStores: state.peers[key.peer]?.storesFrames ?? false, maximumAge: settings.storedFramesMaxAge),
+                relay: linkRelay
             )
             state.links[key] = link
             return link
@@ -185,10 +185,10 @@ extension CloudTransport {
                 return .failure(.forged)
             }
             state.dials[key] = nil
-            let remoteStores = state.peers[key.peer]?.storesFrames ?? false
             let link = CloudLink(
                 key: key, seal: dial.seal, credit: Self.credit(frame.value), settings: settings,
-                storesFramesFor: state.storing && remoteStores ? settings.storedFramesMaxAge : nil, relay: linkRelay
+                storesFramesFor: state.storedFramesWindow(peerStores: state.peers[key.peer]?.storesFrames ?? false, maximumAge: settings.storedFramesMaxAge),
+                relay: linkRelay
             )
             state.links[key] = link
             return .success((link, dial))

@@ -48,19 +48,19 @@ extension CloudTransport {
             return
         }
         let endpoint = endpoint(of: remote)
-        let (events, stale, greet, tooMany) = state.withLock { state -> ([TransportEvent], [CloudLink], Bool, Bool) in
-            guard state.phase == .running else { return ([], [], false, false) }
+        let heard = state.withLock { state -> Heard in
+            guard state.phase == .running else { return Heard() }
             let known = state.peers[remote]
             // Checked again under the lock: another thread may have taken a later one meanwhile.
             if let known, announcement.time <= known.time {
                 state.forgeries += 1
-                return ([], [], false, false)
+                return Heard()
             }
             switch announcement.kind {
             case .here:
                 if known == nil && state.peers.count >= settings.maximumPeers {
                     defer { state.warnedTooManyPeers = true }
-                    return ([], [], false, !state.warnedTooManyPeers)
+                    return Heard(tooMany: !state.warnedTooManyPeers)
                 }
                 state.departed.remove(remote)
                 if state.everAnnounced.count < settings.maximumPeers { state.everAnnounced.insert(remote) }
@@ -68,26 +68,43 @@ extension CloudTransport {
                     instance: announcement.instance, lastHeard: .now, storesFrames: announcement.storesFrames,
                     time: announcement.time, publicKey: announcement.publicKey
                 )
-                guard let known else { return ([.peerAppeared(endpoint)], [], true, false) }
-                guard known.instance != announcement.instance else { return ([], [], false, false) }
+                // Links to this run may have been made before this peer was heard (its open can
+                // overtake its announcement): they learn now whether its frames wait for it.
+                let current = state.links.values.filter { $0.remote == remote && $0.remoteInstance == announcement.instance }
+                let stored = state.storedFramesWindow(peerStores: announcement.storesFrames, maximumAge: settings.storedFramesMaxAge)
+                guard let known else { return Heard(events: [.peerAppeared(endpoint)], current: current, stored: stored, greet: true) }
+                guard known.instance != announcement.instance else { return Heard(current: current, stored: stored) }
                 // A new run of the peer: links to its earlier run can never be read again.
                 let stale = state.links.values.filter { $0.remote == remote && $0.remoteInstance != announcement.instance }
-                return ([.peerLost(endpoint), .peerAppeared(endpoint)], stale, true, false)
+                return Heard(events: [.peerLost(endpoint), .peerAppeared(endpoint)], stale: stale, greet: true)
             case .leaving:
-                guard let known, known.instance == announcement.instance else { return ([], [], false, false) }
+                guard let known, known.instance == announcement.instance else { return Heard() }
                 state.peers[remote] = nil
                 if state.departed.count < settings.maximumPeers { state.departed.insert(remote) }
-                return ([.peerLost(endpoint)], [], false, false)
+                return Heard(events: [.peerLost(endpoint)])
             }
         }
-        if tooMany {
+        if heard.tooMany {
             warn("cloud relay: more than \(settings.maximumPeers) peers announce themselves on this mesh's subjects; "
                 + "the others are ignored (this is said once)")
         }
-        for link in stale { link.lost(because: "the peer restarted", tellPeer: false) }
-        for event in events { eventSink.yield(event) }
+        for link in heard.current { link.peerStoresFrames(for: heard.stored) }
+        for link in heard.stale { link.lost(because: "the peer restarted", tellPeer: false) }
+        for event in heard.events { eventSink.yield(event) }
         // A newcomer hears this peer at once rather than at its next turn.
-        if greet { announce(.here) }
+        if heard.greet { announce(.here) }
+    }
+
+    /// What taking an announcement changed, acted on outside the state's lock.
+    private struct Heard {
+        var events: [TransportEvent] = []
+        /// Links to the peer's announced run, and how long frames on them wait in the stream.
+        var current: [CloudLink] = []
+        var stored: Duration?
+        /// Links to an earlier run of the peer.
+        var stale: [CloudLink] = []
+        var greet = false
+        var tooMany = false
     }
 
     /// Whether `announcement` is later than the last one taken from its peer (or the peer is not

@@ -80,6 +80,12 @@ public final class CloudTransport: Transport {
         /// it is down has been said since.
         var lastConnected = ContinuousClock.now
         var warnedOffline = false
+
+        /// How long frames on a link with a peer wait in the stream while one end is away: only
+        /// when both ends read their links through it.
+        func storedFramesWindow(peerStores: Bool, maximumAge: Duration) -> Duration? {
+            storing && peerStores ? maximumAge : nil
+        }
     }
 
     struct PendingDial {
