@@ -48,6 +48,8 @@ public actor PeerSession {
     private var nextSequence = 1
     /// The next sequence number a pump puts on a link.
     private var cursor = 1
+    /// Messages a pump is handing to a link right now.
+    private var sendsInFlight = 0
     private var roomWaiters: [(id: Int, continuation: CheckedContinuation<Void, any Error>)] = []
     private var nextWaiterID = 0
     private var pumpWaiters: [Lane: CheckedContinuation<Void, Never>] = [:]
@@ -235,11 +237,24 @@ public actor PeerSession {
             let channel = links[number]!.channel
             // The active link's load decides whether the bulk lane joins in.
             wakePumps()
+            sendsInFlight += 1
             do {
                 try await channel.send(frame.encoded())
             } catch {
                 detach(number, .closed)
             }
+            sendsInFlight -= 1
+        }
+    }
+
+    /// Waits until every message sent so far has been put on a link (not necessarily
+    /// acknowledged): true then, false at `deadline` or when the session closes first. Before a
+    /// clean stop closes the links, so that what was sent leaves rather than dying in the window.
+    public func flush(until deadline: ContinuousClock.Instant) async -> Bool {
+        while true {
+            if cursor >= nextSequence && sendsInFlight == 0 { return true }
+            if isClosed || ContinuousClock.now >= deadline { return false }
+            try? await Task.sleep(for: .milliseconds(5))
         }
     }
 

@@ -12,4 +12,11 @@ public protocol SyncChannel: AnyObject, Sendable {
     var preferredFrameSize: Int { get }
     /// Closes both directions. Idempotent.
     func close()
+    /// Waits until what was sent has been put on the underlying link, not necessarily received:
+    /// true then, false at `deadline`. A channel that sends at once returns true.
+    func flush(until deadline: ContinuousClock.Instant) async -> Bool
+}
+
+extension SyncChannel {
+    public func flush(until deadline: ContinuousClock.Instant) async -> Bool { true }
 }

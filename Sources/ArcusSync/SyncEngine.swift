@@ -515,6 +515,16 @@ public final class SyncEngine: Sendable {
         }
     }
 
+    /// Waits, at most `limit`, until every session has put on a link what it had to send; the
+    /// sessions that had not by then. Before `stop()` on a clean shutdown.
+    public func flush(within limit: Duration) async -> Int {
+        let deadline = ContinuousClock.now + limit
+        return await withTaskGroup(of: Bool.self) { group in
+            for session in sessions { group.addTask { await session.flush(until: deadline) } }
+            return await group.reduce(0) { $0 + ($1 ? 0 : 1) }
+        }
+    }
+
     /// Closes every session and stops taking new ones.
     public func stop() {
         let sessions = state.withLock { state -> [SyncSession] in

@@ -445,6 +445,17 @@ public actor SyncSession {
         await withCheckedContinuation { idleWaiters.append($0) }
     }
 
+    /// Waits until this side has handed everything it had to send to the channel, and the
+    /// channel has put it on a link: true then, or when the session has ended; false at
+    /// `deadline`. A clean stop waits so (bounded) before it closes the links.
+    public func flush(until deadline: ContinuousClock.Instant) async -> Bool {
+        while endReason == nil && !(isIdle && control.isEmpty) {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return endReason != nil ? true : await channel.flush(until: deadline)
+    }
+
     /// Suspends until this side has taken `frames` frames from the channel in all, or the
     /// session ended. The serving side of a one-off sync waits so for the puller's last ack
     /// (`statistics.framesSent` on the other side) before the link is closed under it.

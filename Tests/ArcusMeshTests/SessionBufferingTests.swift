@@ -89,4 +89,25 @@ struct SessionBufferingTests {
         await #expect(throws: LinkError.self) { try await sender.send([UInt8](repeating: 0, count: sender.configuration.maximumMessageSize + 1)) }
         await peers.close()
     }
+
+    @Test("flush waits until what was sent is on a link, not for its acknowledgement; with no link it gives up at the deadline")
+    func flushPutsSentMessagesOnALink() async throws {
+        let peers = SessionTestPeers()
+        let sender = await peers.alphaSession
+        for index in 0..<3 { try await sender.send(numberedMessage(index, padding: 10)) }
+        #expect(await !sender.flush(until: .now + .milliseconds(300)), "flushed with no link to put the messages on")
+
+        let link = try await peers.severableLink(.instant, kind: .lan)
+        #expect(await sender.flush(until: .now + .seconds(30)))
+        let receiver = await peers.bravoSession
+        #expect(try await receiver.incoming.next(3).map(index(ofNumbered:)) == Array(0..<3))
+
+        // A link gone silent still takes what is put on it: flushed, though never acknowledged.
+        try await eventually("the first three acknowledged") { await sender.unacknowledgedMessages.count == 0 }
+        link.alpha.sever()
+        for index in 3..<5 { try await sender.send(numberedMessage(index, padding: 10)) }
+        #expect(await sender.flush(until: .now + .seconds(30)))
+        #expect(await sender.unacknowledgedMessages.count == 2)
+        await peers.close()
+    }
 }

@@ -357,6 +357,10 @@ public final class Agent: Service, Sendable {
             }
             try? await gracefulShutdown()
             logger.info("stopping")
+            // What the sessions already sent leaves before the links close; a peer that is not
+            // reachable now gets it at the next meeting, from the store.
+            let unsent = await engine.flush(within: .seconds(2))
+            if unsent > 0 { logger.info("stopping with \(unsent) sync sessions' last frames not yet on a link (their peers get them at the next meeting)") }
             strangerLog.flush(all: true)
             observations.finishAll()
             attachmentDownloads.cancelAll()

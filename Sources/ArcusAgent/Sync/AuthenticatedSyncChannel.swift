@@ -58,6 +58,7 @@ public final class AuthenticatedSyncChannel: SyncChannel {
 
     public var preferredFrameSize: Int { channel.preferredFrameSize }
     public func close() { channel.close() }
+    public func flush(until deadline: ContinuousClock.Instant) async -> Bool { await channel.flush(until: deadline) }
 }
 
 /// Checks the first frame, then passes the rest through. Only `incoming`'s unfolding calls

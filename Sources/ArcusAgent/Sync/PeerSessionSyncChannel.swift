@@ -27,6 +27,10 @@ public final class PeerSessionSyncChannel: SyncChannel {
 
     public var incoming: AsyncStream<[UInt8]> { conversation.incoming }
 
+    public func flush(until deadline: ContinuousClock.Instant) async -> Bool {
+        await conversation.session.flush(until: deadline)
+    }
+
     public func close() {
         let conversation = self.conversation
         Task { await conversation.end() }
