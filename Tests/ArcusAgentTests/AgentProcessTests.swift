@@ -301,7 +301,7 @@ struct AgentProcessTests {
         #expect(metrics.status == 200)
         for name in [
             "arcus_sync_bytes_sent_total", "arcus_sync_bytes_received_total", "arcus_sync_frames_sent_total",
-            "arcus_sync_frames_received_total", "arcus_sync_documents_received_total", "arcus_sync_sessions", "arcus_sync_lag_seconds",
+            "arcus_sync_frames_received_total", "arcus_sync_documents_received_total", "arcus_sync_documents_sent_total", "arcus_sync_sessions", "arcus_sync_lag_seconds",
             #"arcus_links{transport="loopback"}"#, #"arcus_link_bytes_total{transport="lan",direction="sent"}"#,
             #"arcus_handshakes_total{transport="loopback",result="refused"}"#, #"arcus_failovers_total{transport="bluetooth"}"#,
         ] {

@@ -14,6 +14,8 @@ final class AgentMetrics: Sendable {
     private let syncBytesSent, syncBytesReceived, syncFramesSent, syncFramesReceived: Counter
     /// Documents that peers' deltas changed here: how far a catch-up has come.
     private let syncDocumentsReceived: Counter
+    /// Documents in the deltas sent to peers: whether a write has left this agent.
+    private let syncDocumentsSent: Counter
     private let syncSessions: Gauge
     private let syncLag: Gauge
     /// The engine's totals at the last scrape, and when frames last arrived.
@@ -26,6 +28,7 @@ final class AgentMetrics: Sendable {
         syncFramesSent = Counter(label: "arcus_sync_frames_sent_total", dimensions: [], factory: factory)
         syncFramesReceived = Counter(label: "arcus_sync_frames_received_total", dimensions: [], factory: factory)
         syncDocumentsReceived = Counter(label: "arcus_sync_documents_received_total", dimensions: [], factory: factory)
+        syncDocumentsSent = Counter(label: "arcus_sync_documents_sent_total", dimensions: [], factory: factory)
         syncSessions = Gauge(label: "arcus_sync_sessions", dimensions: [], factory: factory)
         syncLag = Gauge(label: "arcus_sync_lag_seconds", dimensions: [], factory: factory)
         // Every per-transport series exists from the start, at zero, so that dashboards and
@@ -108,6 +111,7 @@ final class AgentMetrics: Sendable {
             reported.statistics.framesSent = max(before.framesSent, now.framesSent)
             reported.statistics.framesReceived = max(before.framesReceived, now.framesReceived)
             reported.statistics.documentsReceived = max(before.documentsReceived, now.documentsReceived)
+            reported.statistics.documentsSent = max(before.documentsSent, now.documentsSent)
             return (before, sessions.isEmpty ? .zero : ContinuousClock.now - reported.lastHeard)
         }
         syncBytesSent.increment(by: max(0, now.bytesSent - before.bytesSent))
@@ -115,6 +119,7 @@ final class AgentMetrics: Sendable {
         syncFramesSent.increment(by: max(0, now.framesSent - before.framesSent))
         syncFramesReceived.increment(by: max(0, now.framesReceived - before.framesReceived))
         syncDocumentsReceived.increment(by: max(0, now.documentsReceived - before.documentsReceived))
+        syncDocumentsSent.increment(by: max(0, now.documentsSent - before.documentsSent))
         syncSessions.record(sessions.count)
         let lagSeconds = lag.inSeconds
         syncLag.record(lagSeconds)
