@@ -254,6 +254,7 @@ public actor PeerSession {
         while true {
             if cursor >= nextSequence && sendsInFlight == 0 { return true }
             if isClosed || ContinuousClock.now >= deadline { return false }
+            // Polled rather than woken by the pumps: it runs once, at a stop, for a bounded time.
             try? await Task.sleep(for: .milliseconds(5))
         }
     }

@@ -451,6 +451,7 @@ public actor SyncSession {
     public func flush(until deadline: ContinuousClock.Instant) async -> Bool {
         while endReason == nil && !(isIdle && control.isEmpty) {
             guard ContinuousClock.now < deadline else { return false }
+            // Polled, like PeerSession.flush: once, at a stop, for a bounded time.
             try? await Task.sleep(for: .milliseconds(5))
         }
         return endReason != nil ? true : await channel.flush(until: deadline)
