@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A step of a test that took longer than it may: the test fails instead of hanging.
 public struct StepTimedOut: Error, CustomStringConvertible {
     public let step: String
@@ -7,18 +9,56 @@ public struct StepTimedOut: Error, CustomStringConvertible {
 }
 
 /// Runs `body`, or throws `StepTimedOut` once `limit` has passed and cancels it. What `body`
-/// awaits must respond to cancellation, as links and channels do.
+/// awaits should respond to cancellation, as links and channels do; one that does not is left
+/// running rather than waited for, so the step fails on time whatever it awaits. (A task group
+/// would wait for it: a step stuck on something that ignores cancellation held a test until the
+/// suite's own limit, with nothing said of which step.)
 public func within<T: Sendable>(
     _ limit: Duration, _ step: String, _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: limit)
-            throw StepTimedOut(step: step, limit: limit)
+    let work = Task { try await body() }
+    let outcome = FirstOutcome<T>()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            outcome.await(continuation)
+            Task {
+                let result = await work.result
+                outcome.settle(result)
+            }
+            Task {
+                try? await Task.sleep(for: limit)
+                if outcome.settle(.failure(StepTimedOut(step: step, limit: limit))) { work.cancel() }
+            }
         }
-        defer { group.cancelAll() }
-        return try await group.next()!
+    } onCancel: {
+        work.cancel()
+    }
+}
+
+/// The first of a step's outcomes (its result, or its time running out), handed to whoever
+/// waits for it; the later one is dropped.
+private final class FirstOutcome<T: Sendable>: Sendable {
+    private let state = Mutex<(continuation: CheckedContinuation<T, any Error>?, settled: Result<T, any Error>?)>((nil, nil))
+
+    func await(_ continuation: CheckedContinuation<T, any Error>) {
+        let settled: Result<T, any Error>? = state.withLock { state in
+            if state.settled == nil { state.continuation = continuation }
+            return state.settled
+        }
+        if let settled { continuation.resume(with: settled) }
+    }
+
+    /// Settles the step with `result` unless it is settled already; says whether it was this call.
+    @discardableResult
+    func settle(_ result: Result<T, any Error>) -> Bool {
+        let (first, waiting): (Bool, CheckedContinuation<T, any Error>?) = state.withLock { state in
+            guard state.settled == nil else { return (false, nil) }
+            state.settled = result
+            defer { state.continuation = nil }
+            return (true, state.continuation)
+        }
+        waiting?.resume(with: result)
+        return first
     }
 }
 
