@@ -21,13 +21,14 @@ public func within<T: Sendable>(
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
             outcome.await(continuation)
-            Task {
-                let result = await work.result
-                outcome.settle(result)
+            let timer = Task {
+                guard (try? await Task.sleep(for: limit)) != nil else { return }
+                if outcome.settle(.failure(StepTimedOut(step: step, limit: limit))) { work.cancel() }
             }
             Task {
-                try? await Task.sleep(for: limit)
-                if outcome.settle(.failure(StepTimedOut(step: step, limit: limit))) { work.cancel() }
+                let result = await work.result
+                timer.cancel()
+                outcome.settle(result)
             }
         }
     } onCancel: {
