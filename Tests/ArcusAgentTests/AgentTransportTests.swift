@@ -47,6 +47,13 @@ struct AgentTransportTests {
         var metrics: String { registry.emitToString() }
     }
 
+    /// What `member`'s session with `other` holds now, for a failure's message.
+    static func sessionState(_ member: Member, with other: Member) async -> String {
+        let session = await member.agent.multiplexer.session(with: other.agent.identity.peerID)
+        let links = await session.linkStatuses, active = await session.activeLink, waiting = await session.unacknowledgedMessages
+        return "links \(links), active \(String(describing: active)), unacknowledged \(waiting.count) (\(waiting.bytes) B)"
+    }
+
     static func secretFile() throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-secret-\(UUID().uuidString)").path
         #expect(try SecretFile.create(MeshSecret.random().bytes, at: path))
@@ -74,7 +81,10 @@ struct AgentTransportTests {
         let group = ServiceGroup(services: [api, reader.agent, writer.agent], logger: quiet)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
-            #expect(await eventually { (try? reader.ids("cars")) == ["a", "b"] }, "the reader never received the cars")
+            if !(await eventually { (try? reader.ids("cars")) == ["a", "b"] }) {
+                // Where each side's session stood: which links, which carries traffic, what waits in its window.
+                Issue.record("the reader never received the cars; reader: \(await Self.sessionState(reader, with: writer)); writer: \(await Self.sessionState(writer, with: reader))")
+            }
             #expect(try reader.ids("trucks").isEmpty, "the reader received what it did not subscribe to")
             #expect(await eventually { reader.agent.presence.graph.peers.keys.contains(writer.agent.identity.peerID) })
             let metrics = reader.metrics
