@@ -91,7 +91,7 @@ final class DeltaLog: Sendable {
     func append(position: Int64, payload: [UInt8], sync: Bool) throws {
         let body = Self.recordHeaderBytes + payload.count
         guard body <= Self.maximumRecordBytes else {
-            throw StoreError.cannotOpen(path: path, reason: "a delta log record of \(body) bytes is over the limit of \(Self.maximumRecordBytes)")
+            throw StoreError.invalidDocument("a transaction of \(body) bytes is over the delta log's limit of \(Self.maximumRecordBytes) bytes: write it in smaller transactions")
         }
         var record = [UInt8]()
         record.reserveCapacity(8 + body)
@@ -126,9 +126,16 @@ final class DeltaLog: Sendable {
             guard !state.isClosed else { throw StoreError.closed }
             var records: [Record] = [], bytes = 0, offset = Self.magic.count
             while offset < state.end {
+                // Records at or before `position` are passed by their heads alone: opening
+                // checked every record already, and this log wrote each one since.
+                let head = try Self.read(16, at: offset, state.descriptor, path: path)
+                guard head.count == 16 else { throw PrivateFiles.failure("reading (cut short)", path) }
+                guard Int64(bitPattern: Self.integer(UInt64.self, head, at: 8)) > position else {
+                    offset += 8 + Int(Self.integer(UInt32.self, head, at: 0))
+                    continue
+                }
                 let (record, size) = try Self.readRecord(at: offset, state.descriptor, end: state.end, path: path)
                 offset += size
-                guard record.position > position else { continue }
                 if !records.isEmpty, bytes + record.payload.count > limit { return (records, true) }
                 records.append(record)
                 bytes += record.payload.count
