@@ -756,6 +756,21 @@ public actor PeerSession {
     /// Data frames that arrived again (after a failover) and were dropped.
     public var duplicatesDropped: Int { duplicates }
 
+    /// Where sending and receiving stand, in one line: for a failure that says why nothing moves.
+    public var diagnosis: String {
+        let lanes = [Lane.active, .bulk].map { lane in pumpWaiters[lane] == nil ? "busy" : "waiting" }
+        let perLink = links.keys.sorted().map { number in
+            let link = links[number]!
+            return "#\(number)[control \(link.controlSending ? "sending" : "idle"), reply \(link.pendingReply != nil), "
+                + "heartbeat \(link.pendingHeartbeat != nil), ack \(link.pendingAck), data in \(link.dataFramesReceived), "
+                + "silence \(link.silence), yields to \(link.yieldsTo.map(String.init) ?? "none")]"
+        }
+        return "\(isClosed ? "closed, " : "")tasks \(tasks.count), sent \(nextSequence - 1), cursor \(cursor), in flight \(sendsInFlight), unacknowledged \(unacknowledged.map(\.sequence)) "
+            + "on links \(unacknowledged.map { $0.link.map(String.init) ?? "-" }), pumps active \(lanes[0]) bulk \(lanes[1]), "
+            + "received \(received), consumed \(consumed), ack sent \(ackSent), duplicates \(duplicates), generation \(peerGeneration), "
+            + "active link \(activeLinkNumber.map(String.init) ?? "none"), links \(perLink.joined(separator: " "))"
+    }
+
     /// Closes every link, fails waiting and later sends, finishes `incoming` and `events`.
     public func close() {
         guard !isClosed else { return }

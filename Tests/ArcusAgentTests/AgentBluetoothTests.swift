@@ -76,7 +76,16 @@ struct AgentBluetoothTests {
         let group = ServiceGroup(services: members.map(\.agent), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
-            #expect(await eventually { c.has("from-a") && a.has("from-c") && b.has("from-a") && b.has("from-c") }, "the writes did not cross the chain")
+            if !(await eventually { c.has("from-a") && a.has("from-c") && b.has("from-a") && b.has("from-c") }) {
+                // Where each session of the chain stood: what waits, what each link carried.
+                var sides: [String] = []
+                for (from, to) in [(a, b), (b, a), (b, c), (c, b)] {
+                    let session = await from.agent.multiplexer.session(with: to.identity.peerID)
+                    sides.append("\(from.identity.peerID)→\(to.identity.peerID): \(await session.linkStatuses); \(await session.diagnosis)")
+                }
+                let held = "a has from-c \(a.has("from-c")), b has from-a \(b.has("from-a")), from-c \(b.has("from-c")), c has from-a \(c.has("from-a"))"
+                Issue.record("the writes did not cross the chain; \(held)\n\(sides.joined(separator: "\n"))")
+            }
             // The ends never linked: everything went through b.
             let direct = await a.agent.multiplexer.session(with: c.identity.peerID).linkStatuses
             #expect(direct.isEmpty, "a and c linked although they do not hear each other: \(direct)")

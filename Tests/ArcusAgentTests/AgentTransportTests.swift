@@ -51,7 +51,7 @@ struct AgentTransportTests {
     static func sessionState(_ member: Member, with other: Member) async -> String {
         let session = await member.agent.multiplexer.session(with: other.agent.identity.peerID)
         let links = await session.linkStatuses, active = await session.activeLink, waiting = await session.unacknowledgedMessages
-        return "links \(links), active \(String(describing: active)), unacknowledged \(waiting.count) (\(waiting.bytes) B)"
+        return "links \(links), active \(String(describing: active)), unacknowledged \(waiting.count) (\(waiting.bytes) B); \(await session.diagnosis)"
     }
 
     static func secretFile() throws -> String {
@@ -110,9 +110,9 @@ struct AgentTransportTests {
             let scraped = String(buffer: try await HTTPClient.shared.execute(scrape, timeout: .seconds(60)).body.collect(upTo: 1 << 20))
             #expect((Self.value(of: "arcus_sync_bytes_received_total", in: scraped) ?? 0) > 0, "\(scraped)")
             #expect(Self.value(of: "arcus_sync_sessions", in: scraped) == 1, "\(scraped)")
-            let table = try await ArcusProcess.runOffPool(["peers", "--agent", url]).standardOutput
+            let table = try await ArcusProcess.run(["peers", "--agent", url]).standardOutput
             #expect(table.contains(writerID) && table.contains("writer") && table.contains("loopback"), "\(table)")
-            let json = try await ArcusProcess.runOffPool(["peers", "--agent", url, "--json"])
+            let json = try await ArcusProcess.run(["peers", "--agent", url, "--json"])
             guard case .object(let graph)? = try? Value(json: json.standardOutput),
                   case .array(let peers)? = graph["peers"], case .array(let links)? = graph["links"] else {
                 Issue.record("peers --json printed \(json.standardOutput) \(json.standardError)")
