@@ -71,8 +71,10 @@ rm -rf "$out" && mkdir -p "$out"
 echo "${ARCUS_BT_NOFILE:-$(ulimit -n)}" > "$vm/nofile"  # the guest takes this machine's limit on open files
 echo "== booting Debian's kernel $version in qemu (TCG) with three virtual controllers"
 started=$(date +%s)
+# 30 minutes for the whole guest (ARCUS_BT_VM_SECONDS): about 12 on an idle machine, but a busy
+# CI machine took 20 for the first half of the agents' suite alone (2026-12-02).
 set +e
-PATH="$vm/venv/bin:$PATH" timeout 1200 vng --run "$vm/kernel/boot/vmlinuz-$version" --disable-kvm --cpus "${ARCUS_BT_CPUS:-1}" --memory 2G \
+PATH="$vm/venv/bin:$PATH" timeout "${ARCUS_BT_VM_SECONDS:-1800}" vng --run "$vm/kernel/boot/vmlinuz-$version" --disable-kvm --cpus "${ARCUS_BT_CPUS:-1}" --memory 2G \
     --rwdir "$out" -e "$root/Tools/bluetooth-vm/guest.sh $tests $out '$only' '$arcus'" > "$out/console.log" 2>&1
 status=$?
 set -e
