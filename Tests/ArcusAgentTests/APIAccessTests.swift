@@ -28,7 +28,7 @@ struct APIAccessTests {
     func foreignHostRefused() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let agent = try await RunningAgent.launch(data: data)
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         let port = agent.port
         let bearer = ("Authorization", "Bearer " + agent.token)
         let json = ("Content-Type", "application/json")
@@ -61,7 +61,7 @@ struct APIAccessTests {
     func foreignOriginRefused() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let agent = try await RunningAgent.launch(data: data)
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         let port = agent.port
         let base: [(String, String)] = [("Host", "127.0.0.1:\(port)"), ("Authorization", "Bearer " + agent.token), ("Content-Type", "application/json")]
         let hostile: [[(String, String)]] = [
@@ -107,7 +107,7 @@ struct APIAccessTests {
     func nonJSONBodiesRefused() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let agent = try await RunningAgent.launch(data: data)
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         let port = agent.port
         let base: [(String, String)] = [("Host", "127.0.0.1:\(port)"), ("Authorization", "Bearer " + agent.token)]
         let form = "statement=" + "INSERT INTO pwned DOCUMENTS ({'_id': 'form'})".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
@@ -163,7 +163,7 @@ struct APIAccessTests {
     func everyDataRouteWantsTheToken() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let agent = try await RunningAgent.launch(data: data)
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         let port = agent.port
         let host = ("Host", "127.0.0.1:\(port)")
         let wrong = String(repeating: "ab", count: 32)
@@ -203,7 +203,7 @@ struct APIAccessTests {
     func methodNotAllowed() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let agent = try await RunningAgent.launch(data: data)
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         let headers = [("Host", "127.0.0.1:\(agent.port)"), ("Authorization", "Bearer " + agent.token), ("Content-Type", "application/json")]
         for (method, path, allowed) in [
             ("PUT", "/v1/execute", "POST"), ("GET", "/v1/execute", "POST"), ("DELETE", "/v1/status", "GET"),
@@ -238,13 +238,13 @@ struct APIAccessTests {
         #expect(!FileManager.default.fileExists(atPath: copy), "the copy outlived the agent")
 
         let second = try await RunningAgent.launch(data: data, environment: ["XDG_STATE_HOME": state])
-        defer { second.stop() }
+        defer { second.dismiss() }
         #expect(second.token == first.token)
 
         // A token file others may read stops the next agent, saying what to do.
         await second.halt()
         chmod(tokenFile, 0o644)
-        let refused = try ArcusProcess.run(["agent", "--data", data, "--http", "127.0.0.1:0"])
+        let refused = try await ArcusProcess.run(["agent", "--data", data, "--http", "127.0.0.1:0"])
         #expect(refused.status == 1 && refused.standardError.contains("chmod 600 \(tokenFile)"), "\(refused.standardError)")
     }
 
@@ -261,7 +261,7 @@ struct APIAccessTests {
         // refuse them (one built before this check) fails to bind them, sending nothing. The
         // wildcards and a name are checked where nothing can bind or resolve them.
         for address in ["192.0.2.10:4747", "[2001:db8::1]:4747"] {
-            let outcome = try ArcusProcess.run(["agent", "--data", data, "--http", address])
+            let outcome = try await ArcusProcess.run(["agent", "--data", data, "--http", address])
             #expect(outcome.status == 2, "\(address): \(outcome.standardError)")
             #expect(outcome.standardError.contains("--http-expose") && outcome.standardError.contains("plain HTTP"), "\(outcome.standardError)")
             #expect(outcome.standardOutput.isEmpty)
@@ -269,7 +269,7 @@ struct APIAccessTests {
         let configuration = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-expose-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: configuration) }
         try Data(#"{"http": "192.0.2.10:4747"}"#.utf8).write(to: configuration)
-        let fromFile = try ArcusProcess.run(["agent", "--data", data, "--config", configuration.path])
+        let fromFile = try await ArcusProcess.run(["agent", "--data", data, "--config", configuration.path])
         #expect(fromFile.status == 2 && fromFile.standardError.contains("--http-expose"), "\(fromFile.standardError)")
         for address in ["0.0.0.0:0", "[::]:4747", "pi-a.local:4747", "127.0.0.1.evil.example:4747"] {
             #expect(throws: CommandError.self, "\(address)") {

@@ -30,14 +30,14 @@ struct AgentAdmissionTests {
         let port = try freePort()
         let lan = ["--config", scratch.config.path, "--transports", "lan", "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"]
         let refused = try await RunningAgent.launch(data: scratch.data("refused"), lan)
-        defer { _ = refused.stop() }
+        defer { refused.dismiss() }
         let admitted = try await RunningAgent.launch(data: scratch.data("admitted"), lan)
-        defer { _ = admitted.stop() }
+        defer { admitted.dismiss() }
         let listener = try await RunningAgent.launch(data: scratch.data("listener"), [
             "--config", try policy(refused.peer, admitted.peer), "--transports", "lan", "--listen", "127.0.0.1:\(port)",
             "--subscribe", "SELECT * FROM cars",
         ])
-        defer { _ = listener.stop() }
+        defer { listener.dismiss() }
         _ = try await refused.execute("INSERT INTO cars DOCUMENTS ({'_id': 'from-refused'})")
         _ = try await admitted.execute("INSERT INTO cars DOCUMENTS ({'_id': 'from-admitted'})")
         let (arrived, seen) = try await listener.wait(until: "SELECT * FROM cars", contains: "from-admitted")
@@ -110,7 +110,7 @@ struct AgentAdmissionTests {
             #expect(decisions[refused.peer]?["admitted"] == false, "\(decisions)")
             #expect(decisions[refused.peer]?["by"] == .string("deny id:\(refused.peer.prefix(12))"))
             #expect(decisions[admitted.peer]?["admitted"] == true)
-            let table = try await ArcusProcess.runOffPool(["peers", "--agent", listener.url], environment: ["ARCUS_TOKEN": listener.token])
+            let table = try await ArcusProcess.run(["peers", "--agent", listener.url], environment: ["ARCUS_TOKEN": listener.token])
             #expect(table.status == 0, "\(table.standardError)")
             let line = table.standardOutput.split(separator: "\n").first { $0.hasPrefix("refused") && $0.contains(refused.peer) }
             #expect(line?.contains("deny id:") == true, "\(table.standardOutput)")
@@ -144,12 +144,12 @@ struct AgentAdmissionTests {
         let dialler = try await RunningAgent.launch(data: scratch.data("dialler"), [
             "--config", scratch.config.path, "--transports", "lan", "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(listening)",
         ])
-        defer { _ = dialler.stop() }
+        defer { dialler.dismiss() }
         let listener = try await RunningAgent.launch(data: scratch.data("closed"), [
             "--config", try Self.config(scratch, #""admission_callback": "http://127.0.0.1:\#(closed)/admit""#), "--transports", "lan",
             "--listen", "127.0.0.1:\(listening)", "--subscribe", "SELECT * FROM cars",
         ])
-        defer { _ = listener.stop() }
+        defer { listener.dismiss() }
         _ = try await dialler.execute("INSERT INTO cars DOCUMENTS ({'_id': 'knocking'})")
         var decision: [String: Value]?
         for _ in 0..<300 where decision == nil {

@@ -12,7 +12,7 @@ struct AgentAggregateTests {
     func aggregates() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let agent = try await RunningAgent.launch(data: data)
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         _ = try await agent.execute("INSERT INTO cars DOCUMENTS ({'_id': 'a', 'make': 'ford'}), ({'_id': 'b', 'make': 'ford'}), ({'_id': 'c', 'make': 'kia'})")
         let grouped = try await agent.execute("SELECT make, COUNT(*) AS n FROM cars GROUP BY make ORDER BY n DESC")
         #expect(grouped.status == 200, "\(grouped.body)")

@@ -49,7 +49,7 @@ struct AgentAttachmentTests {
     static func put(_ bytes: Data, id: String, on agent: RunningAgent, scratch: MeshScratch) async throws -> String {
         let file = scratch.directory.appendingPathComponent("\(id).bin")
         try bytes.write(to: file)
-        let put = try await ArcusProcess.runOffPool([
+        let put = try await ArcusProcess.run([
             "attachment", "put", "--agent", agent.url, file.path, "--collection", "photos", "--id", id, "--field", "image",
         ])
         #expect(put.status == 0, "\(put.standardError)")
@@ -99,7 +99,7 @@ struct AgentAttachmentTests {
         }
         let out = scratch.directory.appendingPathComponent("p1.out")
         let started = ContinuousClock.now
-        let get = try await ArcusProcess.runOffPool(["attachment", "get", "--agent", b.url, hash, "--out", out.path])
+        let get = try await ArcusProcess.run(["attachment", "get", "--agent", b.url, hash, "--out", out.path])
         let getSeconds = (ContinuousClock.now - started) / .seconds(1)
         watching.withLock { $0 = false }
         let watched = await watcher.value
@@ -152,7 +152,7 @@ struct AgentAttachmentTests {
         #expect(waiting.count == 1, "one fetch however often it was asked for: \(waiting)")
         #expect(waiting.first?["hash"] == .string(secondHash) && waiting.first?["bytes_fetched"] == .int(0), "\(waiting)")
         #expect(["waiting", "fetching"].contains(waiting.first?["state"]?.stringValue ?? ""), "\(waiting)")
-        let list = try await ArcusProcess.runOffPool(["attachment", "list", "--agent", b.url])
+        let list = try await ArcusProcess.run(["attachment", "list", "--agent", b.url])
         #expect(list.status == 0 && list.standardOutput.contains(secondHash) && list.standardOutput.contains("0 B"), "\(list)")
         #expect(list.standardOutput.hasPrefix("HASH"), "\(list.standardOutput)")
         // The status shows it too: as JSON, in `arcus status`, and as a row of the status page
@@ -163,7 +163,7 @@ struct AgentAttachmentTests {
             return
         }
         #expect(underWay.map { $0["hash"] } == [.string(secondHash)], "\(status.body)")
-        let summary = try await ArcusProcess.runOffPool(["status", "--agent", b.url])
+        let summary = try await ArcusProcess.run(["status", "--agent", b.url])
         #expect(summary.standardOutput.split(separator: "\n").contains { $0.hasPrefix("attachments") && $0.contains(String(secondHash.prefix(12))) },
                 "\(summary.standardOutput)")
         let dom = try await HeadlessChromium().dumpDOM(b.url + "/#token=" + b.token)
@@ -173,13 +173,14 @@ struct AgentAttachmentTests {
 
         a = try await RunningAgent.launch(data: scratch.data("a"), Self.dialler(scratch, port: port))
         let secondOut = scratch.directory.appendingPathComponent("p2.out")
-        let secondGet = try await ArcusProcess.runOffPool(["attachment", "get", "--agent", b.url, secondHash, "--out", secondOut.path])
+        let secondGet = try await ArcusProcess.run(["attachment", "get", "--agent", b.url, secondHash, "--out", secondOut.path])
         #expect(secondGet.status == 0, "\(secondGet.standardError)\n\(b.log)")
         #expect(try Data(contentsOf: secondOut) == second, "seed \(seed &+ 1)")
         #expect(try await Self.fetches(b).isEmpty)
-        let empty = try await ArcusProcess.runOffPool(["attachment", "list", "--agent", b.url])
+        let empty = try await ArcusProcess.run(["attachment", "list", "--agent", b.url])
         #expect(empty.standardOutput == "no attachment fetches under way\n", "\(empty)")
-        #expect(a.stop() == 0 && b.stop() == 0)
+        let stopped = (await a.halt(), await b.halt())
+        #expect(stopped.0 == 0 && stopped.1 == 0)
     }
 
     @Test("the API refuses a bad hash (400), an unreferenced one (404), a missing or empty parameter (400), leaving the store as it was")
@@ -187,7 +188,7 @@ struct AgentAttachmentTests {
         let scratch = try MeshScratch("attachment-errors")
         defer { scratch.remove() }
         let agent = try await RunningAgent.launch(data: scratch.data("a"), ["--config", scratch.config.path, "--transports", "loopback"])
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         let before = try await agent.execute("SELECT * FROM photos")
         #expect(before.status == 200)
 
@@ -235,7 +236,7 @@ struct AgentAttachmentTests {
         #expect(leftovers.isEmpty, "\(leftovers)")
 
         // The CLI says the same, with exit status 2.
-        let cli = try await ArcusProcess.runOffPool(["attachment", "get", "--agent", agent.url, unknown, "--out", scratch.directory.appendingPathComponent("x").path])
+        let cli = try await ArcusProcess.run(["attachment", "get", "--agent", agent.url, unknown, "--out", scratch.directory.appendingPathComponent("x").path])
         #expect(cli.status == 2 && cli.standardError.contains("no document in this store references"), "\(cli)")
         #expect(!FileManager.default.fileExists(atPath: scratch.directory.appendingPathComponent("x").path))
 
@@ -261,7 +262,7 @@ struct AgentAttachmentTests {
         try Data(repeating: 7, count: 10_000).write(to: URL(fileURLWithPath: leftover))
         try Data("keep".utf8).write(to: URL(fileURLWithPath: unrelated))
         let agent = try await RunningAgent.launch(data: data, ["--config", scratch.config.path, "--transports", "loopback"])
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         #expect(!FileManager.default.fileExists(atPath: leftover))
         #expect(FileManager.default.fileExists(atPath: unrelated))
         #expect(agent.log.contains("removed 1 partial upload(s)"), "\(agent.log)")

@@ -15,13 +15,14 @@ struct AgentBluetoothProcessTests {
         defer { try? FileManager.default.removeItem(atPath: radio) }
         let ble = ["--config", scratch.config.path, "--transports", "ble", "--ble-emulated", radio, "--subscribe", "SELECT * FROM cars"]
         let first = try await RunningAgent.launch(data: scratch.data("a"), ble)
-        defer { _ = first.stop() }
+        defer { first.dismiss() }
         let second = try await RunningAgent.launch(data: scratch.data("b"), ble)
-        defer { _ = second.stop() }
+        defer { second.dismiss() }
         #expect(try await first.execute("INSERT INTO cars DOCUMENTS ({'_id': 'over-the-air', 'make': 'volvo'})").status == 200)
         let (arrived, seen) = try await second.wait(until: "SELECT * FROM cars", contains: "over-the-air")
         #expect(arrived, "the write did not cross the emulated radio: \(seen)\n\(first.log)\n\(second.log)")
-        #expect(first.stop() == 0 && second.stop() == 0)
+        let stopped = (await first.halt(), await second.halt())
+        #expect(stopped.0 == 0 && stopped.1 == 0)
     }
 
     @Test("the radio's RSSI for each peer reaches GET /v1/status and arcus field-test's Bluetooth rows, and field-report.py plots it")
@@ -32,9 +33,9 @@ struct AgentBluetoothProcessTests {
         defer { try? FileManager.default.removeItem(atPath: radio) }
         let ble = ["--config", scratch.config.path, "--transports", "ble", "--ble-emulated", radio, "--subscribe", "SELECT * FROM cars"]
         let first = try await RunningAgent.launch(data: scratch.data("a"), ble + ["--name", "rssi-a"])
-        defer { _ = first.stop() }
+        defer { first.dismiss() }
         let second = try await RunningAgent.launch(data: scratch.data("b"), ble + ["--name", "rssi-b"])
-        defer { _ = second.stop() }
+        defer { second.dismiss() }
         // As a real adapter reports it with each advert: a hears b at −61 dBm, b hears a at −67.
         try EmulatedTopology(signal: [first.peer: [second.peer: -61], second.peer: [first.peer: -67]])
             .write(to: radio + "/topology.json")
@@ -50,7 +51,7 @@ struct AgentBluetoothProcessTests {
         #expect(status.contains("\"bluetooth_signal\":[{\"peer\":\"\(second.peer)\",\"rssi_dbm\":-61}]"), "\(status)")
 
         let log = scratch.directory.appendingPathComponent("a.jsonl")
-        let run = try await ArcusProcess.runOffPool(["field-test", "--agent", first.url, "--seconds", "2", "--interval", "0.5", "--out", log.path])
+        let run = try await ArcusProcess.run(["field-test", "--agent", first.url, "--seconds", "2", "--interval", "0.5", "--out", log.path])
         #expect(run.status == 0, "\(run.standardError)")
         let samples = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
             .compactMap { try Value(json: String($0)).objectValue }.filter { $0["event"] == nil }
@@ -63,7 +64,8 @@ struct AgentBluetoothProcessTests {
         #expect(report.status == 0, "\(report.standardError)")
         let page = try String(contentsOf: html, encoding: .utf8)
         #expect(page.contains("RSSI: rssi-a") && page.contains("-61 (-61 to -61)"), "\(page.prefix(3000))")
-        #expect(first.stop() == 0 && second.stop() == 0)
+        let stopped = (await first.halt(), await second.halt())
+        #expect(stopped.0 == 0 && stopped.1 == 0)
     }
 
     @Test("where the kernel has no Bluetooth, --transports ble,lan logs one line naming the cause and the fix, and the agent runs on LAN")
@@ -72,7 +74,7 @@ struct AgentBluetoothProcessTests {
         let scratch = try MeshScratch("noble")
         defer { scratch.remove() }
         let agent = try await RunningAgent.launch(data: scratch.data("a"), ["--config", scratch.config.path, "--transports", "ble,lan", "--listen", "127.0.0.1:0"])
-        defer { _ = agent.stop() }
+        defer { agent.dismiss() }
         #expect(try await agent.execute("SELECT * FROM cars").status == 200, "the agent did not go on with its other transports")
         let lines = agent.log.split(separator: "\n").filter { $0.contains("transport=bluetooth") && $0.contains("did not start") }
         #expect(lines.count == 1, "\(agent.log)")
@@ -96,7 +98,7 @@ struct AgentBluetoothProcessTests {
         #expect(failed["ble"]?.stringValue?.contains(hasBluetooth ? "" : "EAFNOSUPPORT") == true, "\(readyText)")
         let status = try await agent.request(.GET, "/v1/status")
         #expect(status.body.contains("\"transports_failed\":{\"ble\":"), "\(status.body.prefix(400))")
-        let table = try await ArcusProcess.runOffPool(["status", "--agent", agent.url])
+        let table = try await ArcusProcess.run(["status", "--agent", agent.url])
         #expect(table.standardOutput.contains("transport ble") && table.standardOutput.contains("did not start"), "\(table.standardOutput)")
     }
 
@@ -105,7 +107,7 @@ struct AgentBluetoothProcessTests {
     func onlyTransportCannotStart() async throws {
         let scratch = try MeshScratch("onlyble")
         defer { scratch.remove() }
-        let outcome = try await ArcusProcess.runOffPool(
+        let outcome = try await ArcusProcess.run(
             ["agent", "--data", scratch.data("a"), "--http", "127.0.0.1:0", "--config", scratch.config.path, "--transports", "ble"]
         )
         #expect(outcome.status == 1, "\(outcome.standardError)")

@@ -41,11 +41,11 @@ struct AgentCertificateTests {
         let port = try freePort()
         let lan = ["--transports", "lan", "--subscribe", "SELECT * FROM cars"]
         let listener = try await RunningAgent.launch(data: mesh.scratch.data("b"), lan + ["--config", try mesh.config(for: "b"), "--listen", "127.0.0.1:\(port)"])
-        defer { _ = listener.stop() }
+        defer { listener.dismiss() }
         let dialler = try await RunningAgent.launch(
             data: mesh.scratch.data("a"), lan + ["--config", try mesh.config(for: "a"), "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"]
         )
-        defer { _ = dialler.stop() }
+        defer { dialler.dismiss() }
         #expect(try await dialler.execute("INSERT INTO cars DOCUMENTS ({'_id': 'certified-1', 'make': 'volvo'})").status == 200)
         let (arrived, seen) = try await listener.wait(until: "SELECT * FROM cars", contains: "certified-1")
         #expect(arrived, "the write did not reach the certified peer: \(seen)\n\(dialler.log)\n\(listener.log)")
@@ -61,7 +61,7 @@ struct AgentCertificateTests {
         func refusal(_ data: String, _ config: String) async -> String {
             do {
                 let agent = try await RunningAgent.launch(data: mesh.scratch.data(data), ["--config", config, "--transports", "lan", "--listen", "127.0.0.1:0"])
-                _ = agent.stop()
+                await agent.halt()
                 return "the agent started"
             } catch {
                 return "\(error)"

@@ -50,11 +50,11 @@ struct AgentClockTests {
     }
 
     @Test("--clock-skew-allowance takes a whole number and a unit, and refuses anything else before the agent starts")
-    func allowanceOption() throws {
+    func allowanceOption() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-agent-clock-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: data) }
         for bad in ["soon", "7", "-1d", "400d", "1.5h"] {
-            let outcome = try ArcusProcess.run(["agent", "--data", data.path, "--http", "127.0.0.1:0", "--clock-skew-allowance=\(bad)"])
+            let outcome = try await ArcusProcess.run(["agent", "--data", data.path, "--http", "127.0.0.1:0", "--clock-skew-allowance=\(bad)"])
             #expect(outcome.status == 2, "\(bad): \(outcome.standardError)")
             #expect(outcome.standardError.contains("--clock-skew-allowance \(bad.debugDescription) is not a duration from 0s to 366d"),
                     "\(outcome.standardError)")

@@ -23,7 +23,7 @@ extension AgentCloudTests {
         // arcus doctor: the table and JSON, with each URL; a good one must really have connected.
         for (name, url) in [("password", urls.password), ("token", urls.token), ("wrong password", urls.wrong)] {
             for json in [false, true] {
-                let doctor = try await ArcusProcess.runOffPool(
+                let doctor = try await ArcusProcess.run(
                     ["doctor", "--data", scratch.data("d"), "--config", scratch.config.path, "--transports", "cloud", "--cloud", url] + (json ? ["--json"] : [])
                 )
                 printed.append(("doctor (\(name)\(json ? ", json" : ""))", doctor.standardOutput + doctor.standardError))
@@ -33,7 +33,7 @@ extension AgentCloudTests {
             }
         }
         // A URL that does not parse is shown in the error, without what precedes its @.
-        let malformed = try await ArcusProcess.runOffPool(
+        let malformed = try await ArcusProcess.run(
             ["doctor", "--data", scratch.data("d"), "--transports", "cloud", "--cloud", "nats://arcus:\(password)@127.0.0.1"]
         )
         #expect(malformed.status == 2 && malformed.standardError.contains("is not a relay URL"), "\(malformed.standardError)")
@@ -58,8 +58,8 @@ extension AgentCloudTests {
             for path in ["/v1/status", "/metrics", "/", "/v1/peers"] {
                 printed.append(("GET \(path) (\(name))", try await agent.request(.GET, path).body))
             }
-            let status = try await ArcusProcess.runOffPool(["status", "--agent", agent.url])
-            let statusJSON = try await ArcusProcess.runOffPool(["status", "--agent", agent.url, "--json"])
+            let status = try await ArcusProcess.run(["status", "--agent", agent.url])
+            let statusJSON = try await ArcusProcess.run(["status", "--agent", agent.url, "--json"])
             printed.append(("arcus status (\(name))", status.standardOutput + status.standardError + statusJSON.standardOutput))
         }
         for (name, agent) in agents {
@@ -67,7 +67,7 @@ extension AgentCloudTests {
             printed.append(("log (\(name))", agent.log))
         }
         // An agent whose --cloud does not parse stops with an error that names it, without secrets.
-        let misconfigured = try await ArcusProcess.runOffPool(
+        let misconfigured = try await ArcusProcess.run(
             ["agent", "--data", scratch.data("bad"), "--transports", "cloud", "--cloud", "nats://arcus:\(password)@127.0.0.1", "--http", "127.0.0.1:0"]
         )
         #expect(misconfigured.status == 2, "\(misconfigured.standardError)")

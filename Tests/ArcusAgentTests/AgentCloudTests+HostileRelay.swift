@@ -15,9 +15,9 @@ extension AgentCloudTests {
         defer { scratch.remove() }
         let arguments = ["--config", scratch.config.path, "--transports", "cloud", "--cloud", server.url, "--subscribe", "SELECT * FROM cars"]
         let a = try await RunningAgent.launch(data: scratch.data("a"), arguments)
-        defer { _ = a.stop() }
+        defer { a.dismiss() }
         let b = try await RunningAgent.launch(data: scratch.data("b"), arguments)
-        defer { _ = b.stop() }
+        defer { b.dismiss() }
 
         try await insertHostileTestCar("before", into: a)
         let (met, seen) = try await b.wait(until: "SELECT * FROM cars", contains: "before")

@@ -18,9 +18,9 @@ struct AgentCloudTests {
         defer { recorder.close() }
 
         let a = try await RunningAgent.launch(data: scratch.data("a"), cloudArguments(scratch, relay: server.url))
-        defer { _ = a.stop() }
+        defer { a.dismiss() }
         let b = try await RunningAgent.launch(data: scratch.data("b"), cloudArguments(scratch, relay: server.url))
-        defer { _ = b.stop() }
+        defer { b.dismiss() }
 
         let secrets = ["vermilion-kestrel", "chassis_number_secret", "plaintext-id-77"]
         let written = try await a.execute("INSERT INTO cars DOCUMENTS ({'_id': 'plaintext-id-77', 'make': 'vermilion-kestrel', 'chassis_number_secret': 4711})")
@@ -50,9 +50,9 @@ struct AgentCloudTests {
         let scratch = try MeshScratch("cloud-restart")
         defer { scratch.remove() }
         let a = try await RunningAgent.launch(data: scratch.data("a"), cloudArguments(scratch, relay: server.url))
-        defer { _ = a.stop() }
+        defer { a.dismiss() }
         let b = try await RunningAgent.launch(data: scratch.data("b"), cloudArguments(scratch, relay: server.url))
-        defer { _ = b.stop() }
+        defer { b.dismiss() }
 
         let ids = (1...40).map { String(format: "restart-%03d", $0) }
         for id in ids.prefix(20) { try await insertCar(id, into: a) }
@@ -74,9 +74,9 @@ struct AgentCloudTests {
         let scratch = try MeshScratch("cloud-away")
         defer { scratch.remove() }
         let writer = try await RunningAgent.launch(data: scratch.data("writer"), cloudArguments(scratch, relay: server.url))
-        defer { _ = writer.stop() }
+        defer { writer.dismiss() }
         let away = try await RunningAgent.launch(data: scratch.data("away"), cloudArguments(scratch, relay: uplink.url))
-        defer { _ = away.stop() }
+        defer { away.dismiss() }
 
         try await insertCar("away-000", into: writer)
         let (met, _) = try await away.wait(until: "SELECT * FROM cars", contains: "away-000")
@@ -108,9 +108,9 @@ struct AgentCloudTests {
         let scratch = try MeshScratch("cloud-hub")
         defer { scratch.remove() }
         let hub = try await RunningAgent.launch(data: scratch.data("hub"), cloudArguments(scratch, relay: server.url, subscribe: nil) + ["--role", "hub"])
-        defer { _ = hub.stop() }
+        defer { hub.dismiss() }
         let writer = try await RunningAgent.launch(data: scratch.data("writer"), cloudArguments(scratch, relay: server.url, subscribe: nil))
-        defer { _ = writer.stop() }
+        defer { writer.dismiss() }
 
         let ids = (1...10).map { String(format: "hub-%03d", $0) }
         for id in ids { try await insertCar(id, into: writer) }
@@ -119,7 +119,7 @@ struct AgentCloudTests {
         #expect(await writer.halt() == 0)
 
         let late = try await RunningAgent.launch(data: scratch.data("late"), cloudArguments(scratch, relay: server.url))
-        defer { _ = late.stop() }
+        defer { late.dismiss() }
         let missing = try await late.waitForDocuments(ids, in: "cars")
         #expect(missing.isEmpty, "the late device did not get the writer's documents through the hub: \(missing)\n\(late.log)")
         #expect(hub.stop() == 0 && late.stop() == 0)
@@ -132,9 +132,9 @@ struct AgentCloudTests {
         defer { scratch.remove() }
         let good = "nats://arcus:s3cret@127.0.0.1:\(server.port)"
         let a = try await RunningAgent.launch(data: scratch.data("a"), cloudArguments(scratch, relay: good))
-        defer { _ = a.stop() }
+        defer { a.dismiss() }
         let b = try await RunningAgent.launch(data: scratch.data("b"), cloudArguments(scratch, relay: good))
-        defer { _ = b.stop() }
+        defer { b.dismiss() }
         try await insertCar("auth-1", into: a)
         let (arrived, _) = try await b.wait(until: "SELECT * FROM cars", contains: "auth-1")
         #expect(arrived, "no sync through a relay with a password\n\(a.log)")
@@ -142,7 +142,7 @@ struct AgentCloudTests {
         let refused = try await RunningAgent.launch(
             data: scratch.data("c"), cloudArguments(scratch, relay: "nats://arcus:wrong@127.0.0.1:\(server.port)")
         )
-        defer { _ = refused.stop() }
+        defer { refused.dismiss() }
         var warned = false
         for _ in 0..<300 where !warned {
             warned = refused.log.contains("cloud relay: not connected to nats://127.0.0.1:\(server.port)")

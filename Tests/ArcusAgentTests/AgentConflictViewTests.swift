@@ -38,7 +38,7 @@ struct AgentConflictViewTests {
         try Data(#"{"conflicts_per_field": 4}"#.utf8).write(to: URL(fileURLWithPath: config))
         defer { try? FileManager.default.removeItem(atPath: config) }
         let agent = try await RunningAgent.launch(data: data, ["--config", config])
-        defer { agent.stop() }
+        defer { agent.dismiss() }
 
         let viewed = try await agent.execute("SELECT _id, color, conflicts(color) AS lost FROM cars WHERE length(conflicts(color)) > 0")
         #expect(viewed.status == 200, "\(viewed.body)")
@@ -86,7 +86,7 @@ struct AgentConflictViewTests {
         let lan = ["--config", config.path, "--transports", "lan"]
         let (aData, bData) = (scratch.data("a"), scratch.data("b"))
         let a = try await RunningAgent.launch(data: aData, lan + ["--listen", "127.0.0.1:\(port)"])
-        defer { _ = a.stop() }
+        defer { a.dismiss() }
         let bArguments = lan + ["--subscribe", "SELECT * FROM cars", "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"]
         var b = try await RunningAgent.launch(data: bData, bArguments)
         _ = try await a.execute("INSERT INTO cars DOCUMENTS ({'_id': 'c1', 'color': 'white'})")
@@ -96,12 +96,12 @@ struct AgentConflictViewTests {
         // Apart: a writes red, then b, offline, blue (later, so blue wins), neither seeing the other.
         _ = try await a.execute("UPDATE cars SET color = 'red' WHERE _id = 'c1'")
         try await Task.sleep(for: .milliseconds(20))
-        let offline = try await ArcusProcess.runOffPool(["exec", "--data", bData, "UPDATE cars SET color = 'blue' WHERE _id = 'c1'"])
+        let offline = try await ArcusProcess.run(["exec", "--data", bData, "UPDATE cars SET color = 'blue' WHERE _id = 'c1'"])
         #expect(offline.status == 0, "\(offline.standardError)")
 
         // They meet: b takes in a's red, which loses to its blue, and keeps it.
         b = try await RunningAgent.launch(data: bData, bArguments)
-        defer { _ = b.stop() }
+        defer { b.dismiss() }
         let bSawRed = await eventually { ((try? await Self.lost(b)) ?? []).contains { $0[path: ["value"]] == "red" } }
         #expect(bSawRed, "b never received a's red: \(b.log)")
         #expect(try await b.execute("SELECT color FROM cars").body.contains("blue"))

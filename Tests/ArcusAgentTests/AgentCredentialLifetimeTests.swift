@@ -16,15 +16,15 @@ struct AgentCredentialLifetimeTests {
         var directory: String { scratch.directory.appendingPathComponent("authority").path }
         var publicKey: String { directory + "/authority.pub" }
 
-        init() throws {
+        init() async throws {
             scratch = try MeshScratch("lifetime")
-            try Self.arcus(["mesh", "init", "--out", directory])
+            try await Self.arcus(["mesh", "init", "--out", directory])
         }
 
         /// Issues `name`'s certificate for its data directory's identity and writes its config.
-        func config(for name: String, days: Int? = nil, seconds: TimeInterval? = nil, relay: Bool = false) throws -> String {
+        func config(for name: String, days: Int? = nil, seconds: TimeInterval? = nil, relay: Bool = false) async throws -> String {
             let data = scratch.data(name)
-            try Self.arcus(["mesh", "identity", "--data", data])
+            try await Self.arcus(["mesh", "identity", "--data", data])
             let certificate = scratch.directory.appendingPathComponent("\(name).cert").path
             if let seconds {
                 // `--days` counts whole days: a certificate that lapses within the test is signed directly.
@@ -33,7 +33,7 @@ struct AgentCredentialLifetimeTests {
                 let issued = try authority.issue(to: identity.publicKey, name: name, permissions: .full, expiresAt: Date().addingTimeInterval(seconds))
                 try Data(issued.encoded).write(to: URL(fileURLWithPath: certificate))
             } else {
-                try Self.arcus(["mesh", "issue", "--authority", directory, "--peer", name, "--identity", data + "/identity",
+                try await Self.arcus(["mesh", "issue", "--authority", directory, "--peer", name, "--identity", data + "/identity",
                                 "--read", "*", "--write", "*", "--out", certificate] + (relay ? ["--relay"] : []) + (days.map { ["--days", "\($0)"] } ?? []))
             }
             let config = scratch.directory.appendingPathComponent("\(name).json")
@@ -44,8 +44,8 @@ struct AgentCredentialLifetimeTests {
         func certificate(_ name: String) -> String { scratch.directory.appendingPathComponent("\(name).cert").path }
 
         @discardableResult
-        static func arcus(_ arguments: [String]) throws -> String {
-            let outcome = try ArcusProcess.run(arguments)
+        static func arcus(_ arguments: [String]) async throws -> String {
+            let outcome = try await ArcusProcess.run(arguments)
             guard outcome.status == 0 else { throw ArcusProcess.ProcessError("arcus \(arguments.joined(separator: " ")): \(outcome.standardError)") }
             return outcome.standardOutput
         }
@@ -60,18 +60,18 @@ struct AgentCredentialLifetimeTests {
 
     @Test("a peer whose certificate expires during a session is cut at its expiry, and its later writes are not taken")
     func expiryDuringASession() async throws {
-        let authority = try Authority()
+        let authority = try await Authority()
         defer { authority.scratch.remove() }
         let port = try freePort()
         let keeper = try await RunningAgent.launch(
-            data: authority.scratch.data("keeper"), Self.lan + ["--config", try authority.config(for: "keeper"), "--listen", "127.0.0.1:\(port)"]
+            data: authority.scratch.data("keeper"), Self.lan + ["--config", try await authority.config(for: "keeper"), "--listen", "127.0.0.1:\(port)"]
         )
-        defer { _ = keeper.stop() }
+        defer { keeper.dismiss() }
         let lapsing = try await RunningAgent.launch(
             data: authority.scratch.data("lapsing"),
-            Self.lan + ["--config", try authority.config(for: "lapsing", seconds: 12), "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"]
+            Self.lan + ["--config", try await authority.config(for: "lapsing", seconds: 12), "--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"]
         )
-        defer { _ = lapsing.stop() }
+        defer { lapsing.dismiss() }
         #expect(try await lapsing.execute("INSERT INTO cars DOCUMENTS ({'_id': 'before', 'make': 'volvo'})").status == 200)
         let (linked, seen) = try await keeper.wait(until: "SELECT * FROM cars", contains: "before")
         try #require(linked, "the two agents never synced: \(seen)\n\(keeper.log)")
@@ -84,27 +84,27 @@ struct AgentCredentialLifetimeTests {
 
     @Test("a revocation handed to one agent spreads through sync; the revoked peer is cut within 10 s, refused after, and stays revoked across a restart")
     func revocationSpreads() async throws {
-        let authority = try Authority()
+        let authority = try await Authority()
         defer { authority.scratch.remove() }
         let hubPort = try freePort()
-        let hubArguments = Self.lan + ["--config", try authority.config(for: "hub", relay: true), "--listen", "127.0.0.1:\(hubPort)"]
+        let hubArguments = Self.lan + ["--config", try await authority.config(for: "hub", relay: true), "--listen", "127.0.0.1:\(hubPort)"]
         var hub = try await RunningAgent.launch(data: authority.scratch.data("hub"), hubArguments)
-        defer { _ = hub.stop() }
+        defer { hub.dismiss() }
         let dial = ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(hubPort)"]
-        let office = try await RunningAgent.launch(data: authority.scratch.data("office"), Self.lan + ["--config", try authority.config(for: "office")] + dial)
-        defer { _ = office.stop() }
-        let stolen = try await RunningAgent.launch(data: authority.scratch.data("stolen"), Self.lan + ["--config", try authority.config(for: "stolen")] + dial)
-        defer { _ = stolen.stop() }
+        let office = try await RunningAgent.launch(data: authority.scratch.data("office"), Self.lan + ["--config", try await authority.config(for: "office")] + dial)
+        defer { office.dismiss() }
+        let stolen = try await RunningAgent.launch(data: authority.scratch.data("stolen"), Self.lan + ["--config", try await authority.config(for: "stolen")] + dial)
+        defer { stolen.dismiss() }
         #expect(try await stolen.execute("INSERT INTO cars DOCUMENTS ({'_id': 'before', 'make': 'volvo'})").status == 200)
         let (linked, seen) = try await office.wait(until: "SELECT * FROM cars", contains: "before")
         try #require(linked, "the stolen device's write never reached the office through the hub: \(seen)")
 
         // The operator revokes the stolen device and hands the list to the office's agent only.
         let list = authority.scratch.directory.appendingPathComponent("revocations").path
-        let revoked = try Authority.arcus(["mesh", "revoke", "--authority", authority.directory, "--certificate", authority.certificate("stolen"), "--out", list])
+        let revoked = try await Authority.arcus(["mesh", "revoke", "--authority", authority.directory, "--certificate", authority.certificate("stolen"), "--out", list])
         #expect(revoked.contains("\"serial\": 1") && revoked.contains(stolen.peer))
         let handedAt = ContinuousClock.now
-        let published = try await ArcusProcess.runOffPool(["mesh", "revocations", "--agent", office.url, list], environment: ["ARCUS_TOKEN": office.token])
+        let published = try await ArcusProcess.run(["mesh", "revocations", "--agent", office.url, list], environment: ["ARCUS_TOKEN": office.token])
         #expect(published.status == 0 && published.standardOutput.contains(stolen.peer), "\(published.standardError)")
         #expect(await Self.logs(hub, "revoked by the mesh authority: closing its links", within: 10), "the hub did not cut the stolen device within 10 s:\n\(hub.log)")
         let cutAfter = ContinuousClock.now - handedAt

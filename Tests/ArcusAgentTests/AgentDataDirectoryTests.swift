@@ -46,7 +46,7 @@ struct AgentDataDirectoryTests {
         defer { scratch.remove() }
         let data = scratch.data("a")
         let agent = try await RunningAgent.launch(data: data, ["--config", scratch.config.path], umask: "000")
-        defer { agent.stop() }
+        defer { agent.dismiss() }
 
         // An upload held half-way, so that the file it is received into can be looked at.
         let (body, feed) = AsyncStream<ByteBuffer>.makeStream()
@@ -95,7 +95,7 @@ struct AgentDataDirectoryTests {
         }
 
         agent = try await RunningAgent.launch(data: data, ["--config", scratch.config.path])
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         Self.expectPrivate(data)
         let lines = agent.log.split(separator: "\n").filter { $0.contains("made the data directory") }
         #expect(lines.count == 1, "\(agent.log)")

@@ -34,14 +34,14 @@ struct AgentDurabilityTests {
             let data = Self.scratch("status")
             defer { try? FileManager.default.removeItem(atPath: data) }
             let agent = try await RunningAgent.launch(data: data, extra)
-            defer { _ = agent.stop() }
+            defer { agent.dismiss() }
             let reply = try await agent.request(.GET, "/v1/status")
             guard case .object(let status) = try Value(json: reply.body) else {
                 Issue.record("not an object: \(reply.body)")
                 continue
             }
             #expect(status["durability"] == .string(expected), "\(reply.body.prefix(300))")
-            let printed = try await ArcusProcess.runOffPool(["status", "--agent", agent.url], environment: ["ARCUS_TOKEN": agent.token])
+            let printed = try await ArcusProcess.run(["status", "--agent", agent.url], environment: ["ARCUS_TOKEN": agent.token])
             #expect(printed.status == 0, "\(printed.standardError)")
             #expect(printed.standardOutput.split(separator: "\n").contains { $0.hasPrefix("durability") && $0.hasSuffix(" \(expected)") },
                     "\(printed.standardOutput)")
@@ -49,10 +49,10 @@ struct AgentDurabilityTests {
     }
 
     @Test("--durability other than full or normal stops the agent before it starts, naming both")
-    func badValue() throws {
+    func badValue() async throws {
         let data = Self.scratch("bad")
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let outcome = try ArcusProcess.run(["agent", "--data", data, "--http", "127.0.0.1:0", "--durability", "fast"])
+        let outcome = try await ArcusProcess.run(["agent", "--data", data, "--http", "127.0.0.1:0", "--durability", "fast"])
         #expect(outcome.status == 2, "\(outcome.standardError)")
         #expect(outcome.standardError.contains("--durability must be full (") && outcome.standardError.contains("or normal ("),
                 "\(outcome.standardError)")
@@ -60,18 +60,18 @@ struct AgentDurabilityTests {
     }
 
     @Test("arcus exec --data takes --durability full or normal, refuses anything else, and refuses it with --agent")
-    func exec() throws {
+    func exec() async throws {
         let data = Self.scratch("exec")
         defer { try? FileManager.default.removeItem(atPath: data) }
         for durability in ["full", "normal"] {
-            let outcome = try ArcusProcess.run(["exec", "--data", data, "--durability", durability, "INSERT INTO cars DOCUMENTS ({'_id': '\(durability)'})"])
+            let outcome = try await ArcusProcess.run(["exec", "--data", data, "--durability", durability, "INSERT INTO cars DOCUMENTS ({'_id': '\(durability)'})"])
             #expect(outcome.status == 0, "\(outcome.standardError)")
         }
-        let bad = try ArcusProcess.run(["exec", "--data", data, "--durability", "off", "SELECT * FROM cars"])
+        let bad = try await ArcusProcess.run(["exec", "--data", data, "--durability", "off", "SELECT * FROM cars"])
         #expect(bad.status == 2 && bad.standardError.contains("--durability must be full ("), "\(bad.standardError)")
-        let withAgent = try ArcusProcess.run(["exec", "--agent", "http://127.0.0.1:1", "--durability", "full", "SELECT * FROM cars"])
+        let withAgent = try await ArcusProcess.run(["exec", "--agent", "http://127.0.0.1:1", "--durability", "full", "SELECT * FROM cars"])
         #expect(withAgent.status != 0 && withAgent.standardError.contains("--durability goes with --data"), "\(withAgent.standardError)")
-        let select = try ArcusProcess.run(["exec", "--data", data, "SELECT * FROM cars ORDER BY _id"])
+        let select = try await ArcusProcess.run(["exec", "--data", data, "SELECT * FROM cars ORDER BY _id"])
         #expect(try Value(json: select.standardOutput) == ["items": [["_id": "full"], ["_id": "normal"]], "mutatedDocumentIDs": []])
     }
 }

@@ -12,7 +12,7 @@ struct AgentExplainTests {
     func explainOverHTTP() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let agent = try await RunningAgent.launch(data: data)
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         _ = try await agent.execute("INSERT INTO cars DOCUMENTS ({'_id': 'a', 'make': 'ford'}), ({'_id': 'b', 'make': 'kia'})")
         _ = try await agent.execute("CREATE INDEX cars_make ON cars (make)")
         let explained = try await agent.execute("EXPLAIN SELECT * FROM cars WHERE make = 'ford'")

@@ -31,9 +31,9 @@ struct AgentHandshakeFloodTests {
         let port = try freePort()
         let lan = ["--config", scratch.config.path, "--transports", "lan", "--subscribe", "SELECT * FROM cars"]
         let flooded = try await RunningAgent.launch(data: scratch.data("flooded"), lan + ["--listen", "127.0.0.1:\(port)"])
-        defer { _ = flooded.stop() }
+        defer { flooded.dismiss() }
         let peer = try await RunningAgent.launch(data: scratch.data("peer"), lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"])
-        defer { _ = peer.stop() }
+        defer { peer.dismiss() }
 
         try await insertCar("before-flood", into: peer)
         let (met, seen) = try await flooded.wait(until: "SELECT * FROM cars", contains: "before-flood")
@@ -112,7 +112,8 @@ struct AgentHandshakeFloodTests {
         print("flood: /metrics accepted \(accepted), refused \(refused), failed \(failed), timed out \(timedOut)")
         #expect(refused > 0 && failed > 0 && timedOut > 0, "\(metrics)")
         #expect(refused + failed + timedOut >= flood.opened, "counted \(refused + failed + timedOut) of \(flood.opened) flood connections")
-        #expect(flooded.stop() == 0 && peer.stop() == 0)
+        let stopped = (await flooded.halt(), await peer.halt())
+        #expect(stopped.0 == 0 && stopped.1 == 0)
         // What the log left out, it says it left out (here when the agent stops, within the minute).
         let summaries = flooded.log.split(separator: "\n").filter { $0.contains("were left out of the log") }
         #expect(!summaries.isEmpty && summaries.count <= 4, "\(summaries)")

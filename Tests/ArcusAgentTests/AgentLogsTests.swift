@@ -90,7 +90,7 @@ struct AgentLogsTests {
     func fetched() async throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let agent = try await RunningAgent.launch(data: directory)
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         let file = (directory as NSString).appendingPathComponent("logs/arcus.log")
         #expect(FileManager.default.fileExists(atPath: file))
         let reply = try await agent.request(.GET, "/v1/logs?lines=50")
@@ -99,7 +99,7 @@ struct AgentLogsTests {
         #expect(reply.body.contains("transport started"), "\(reply.body)")
         #expect(reply.body.hasPrefix("20") && reply.body.split(separator: "\n").first?.split(separator: " ").first?.hasSuffix("Z") == true, "\(reply.body)")
         #expect(reply.body.split(separator: "\n").count <= 50)
-        let printed = try ArcusProcess.run(["logs", "--agent", agent.url, "--token-file", (directory as NSString).appendingPathComponent("api-token"), "--lines", "5"])
+        let printed = try await ArcusProcess.run(["logs", "--agent", agent.url, "--token-file", (directory as NSString).appendingPathComponent("api-token"), "--lines", "5"])
         #expect(printed.status == 0, "\(printed.standardError)")
         // The agent may log between the two reads (the ready line comes after the first request
         // could): the CLI's lines are a run of the log as read after it, at most the 5 asked for.

@@ -25,18 +25,18 @@ struct AgentProcessTests {
         let withArgs = try await agent.request(.POST, "/v1/execute", body: #"{"statement": "SELECT * FROM cars WHERE color = :c", "args": {"c": "red"}}"#)
         #expect(withArgs.json == ["items": [["_id": "b", "color": "red"]], "mutatedDocumentIDs": []])
 
-        let remote = try ArcusProcess.run(["exec", "--agent", agent.url, "UPDATE cars SET color = 'green' WHERE _id = 'a'"])
+        let remote = try await ArcusProcess.run(["exec", "--agent", agent.url, "UPDATE cars SET color = 'green' WHERE _id = 'a'"])
         #expect(remote.status == 0, "\(remote.standardError)")
         #expect(try Value(json: remote.standardOutput) == ["items": [], "mutatedDocumentIDs": ["a"], "commit_id": 3])
         let select = "SELECT * FROM cars ORDER BY _id"
-        let throughAgent = try ArcusProcess.run(["exec", "--agent", agent.url, select])
+        let throughAgent = try await ArcusProcess.run(["exec", "--agent", agent.url, select])
         #expect(throughAgent.status == 0, "\(throughAgent.standardError)")
-        let bad = try ArcusProcess.run(["exec", "--agent", agent.url, "SELECT * FRM cars"])
+        let bad = try await ArcusProcess.run(["exec", "--agent", agent.url, "SELECT * FRM cars"])
         #expect(bad.status == 2)
         #expect(bad.standardError.contains("line 1, column 10"), "\(bad.standardError)")
 
         #expect(await agent.halt() == 0, "\(agent.log)")
-        let local = try ArcusProcess.run(["exec", "--data", data, select])
+        let local = try await ArcusProcess.run(["exec", "--data", data, select])
         #expect(local.status == 0, "\(local.standardError)")
         #expect(throughAgent.standardOutput == local.standardOutput)
         #expect(try Value(json: local.standardOutput) == ["items": [["_id": "a", "color": "green"], ["_id": "b", "color": "red"]], "mutatedDocumentIDs": []])
@@ -46,7 +46,7 @@ struct AgentProcessTests {
     func observe() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let agent = try await RunningAgent.launch(data: data)
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         _ = try await agent.execute("INSERT INTO cars DOCUMENTS ({'_id': 'a', 'color': 'blue'})")
         let query = "SELECT * FROM cars WHERE color = 'blue' ORDER BY _id"
         var request = agent.authorized(HTTPClientRequest(url: agent.url + "/v1/observe?q=" + query.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!))
@@ -78,7 +78,7 @@ struct AgentProcessTests {
     func observeFormEncoded() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let agent = try await RunningAgent.launch(data: data)
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         _ = try await agent.execute("INSERT INTO cars DOCUMENTS ({'_id': 'a', 'n': 1})")
         // SELECT n %2B 1 AS m FROM cars WHERE n = :n, with args {"n": 1}
         var request = agent.authorized(HTTPClientRequest(url: agent.url + "/v1/observe?q=SELECT+n+%2B+1+AS+m+FROM+cars+WHERE+n+%3D+%3An&args=%7B%22n%22%3A+1%7D"))
@@ -95,11 +95,11 @@ struct AgentProcessTests {
     func observeCommand() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let agent = try await RunningAgent.launch(data: data)
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-observe-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: output) }
         let observer = try ArcusProcess.start(["observe", "--agent", agent.url, "SELECT * FROM cars"], output: output)
-        defer { observer.terminate(); observer.waitUntilExit() }
+        defer { observer.dismiss() }
         func lines() -> [Value] {
             ((try? String(contentsOf: output, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { try? Value(json: String($0)) }
         }
@@ -115,7 +115,7 @@ struct AgentProcessTests {
     func subscriptionsPersist() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
         var agent = try await RunningAgent.launch(data: data, ["--subscribe", "SELECT * FROM trucks"])
-        let subscribed = try ArcusProcess.run(["subscribe", "--agent", agent.url, "SELECT * FROM cars WHERE color = 'blue'"])
+        let subscribed = try await ArcusProcess.run(["subscribe", "--agent", agent.url, "SELECT * FROM cars WHERE color = 'blue'"])
         #expect(subscribed.status == 0, "\(subscribed.standardError)")
         guard case .object(let created)? = try? Value(json: subscribed.standardOutput), case .int(let id)? = created["id"] else {
             Issue.record("subscribe printed \(subscribed.standardOutput)")
@@ -128,7 +128,7 @@ struct AgentProcessTests {
         #expect(await agent.halt() == 0)
 
         agent = try await RunningAgent.launch(data: data)
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         let listed = try await agent.request(.GET, "/v1/subscriptions")
         #expect(queries(listed) == ["SELECT * FROM trucks", "SELECT * FROM cars WHERE color = 'blue'"])
         let cancelled = try await agent.request(.DELETE, "/v1/subscriptions/\(id)")
@@ -148,7 +148,7 @@ struct AgentProcessTests {
     func badRequests() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let agent = try await RunningAgent.launch(data: data)
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         _ = try await agent.execute("INSERT INTO cars DOCUMENTS ({'_id': 'a'})")
         let huge = #"{"statement": "SELECT * FROM cars", "pad": ""# + String(repeating: "x", count: 2 << 20) + #""}"#
         let cases: [(method: HTTPMethod, path: String, body: String?, status: Int, says: String)] = [
@@ -201,14 +201,14 @@ struct AgentProcessTests {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-observe-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: output) }
         let observer = try ArcusProcess.start(["observe", "--agent", agent.url, "SELECT * FROM cars"], output: output)
-        defer { if observer.isRunning { observer.terminate() }; observer.waitUntilExit() }
+        defer { observer.dismiss() }
         #expect(await eventually { !((try? Data(contentsOf: output))?.isEmpty ?? true) }, "the observer printed nothing")
 
         #expect(await agent.halt(signal: SIGTERM) == 0, "\(agent.log)")
         #expect(agent.log.contains("stopped"), "\(agent.log)")
         // The stream ended with the agent, so the observer ends too.
         #expect(await eventually { !observer.isRunning }, "the observer outlived the agent")
-        let after = try ArcusProcess.run(["exec", "--data", data, "SELECT * FROM cars"])
+        let after = try await ArcusProcess.run(["exec", "--data", data, "SELECT * FROM cars"])
         #expect(after.status == 0, "\(after.standardError)")
         #expect(try Value(json: after.standardOutput) == ["items": [["_id": "a", "n": 1]], "mutatedDocumentIDs": []])
     }
@@ -224,8 +224,8 @@ struct AgentProcessTests {
     func secondAgent() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let first = try await RunningAgent.launch(data: data)
-        defer { first.stop() }
-        let second = try ArcusProcess.run(["agent", "--data", data, "--http", "127.0.0.1:0"])
+        defer { first.dismiss() }
+        let second = try await ArcusProcess.run(["agent", "--data", data, "--http", "127.0.0.1:0"])
         #expect(second.status == 1)
         #expect(second.standardError.contains("in use by process \(first.process.processIdentifier)"), "\(second.standardError)")
         #expect(second.standardOutput.isEmpty)
@@ -247,14 +247,14 @@ struct AgentProcessTests {
             (["--config", "/nonexistent/arcus.json"], "cannot read the configuration file"),
         ]
         for bad in cases {
-            let outcome = try ArcusProcess.run(["agent", "--data", data, "--http", "127.0.0.1:0"] + bad.arguments)
+            let outcome = try await ArcusProcess.run(["agent", "--data", data, "--http", "127.0.0.1:0"] + bad.arguments)
             #expect(outcome.status == 2, "\(bad.arguments): exit \(outcome.status), \(outcome.standardError)")
             #expect(outcome.standardError.contains(bad.says), "\(bad.arguments): \(outcome.standardError)")
             #expect(outcome.standardOutput.isEmpty)
         }
         // The good subscription before the bad one was not kept either.
         let agent = try await RunningAgent.launch(data: data)
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         let listed = try await agent.request(.GET, "/v1/subscriptions")
         #expect(listed.json == ["subscriptions": []], "\(listed.body)")
     }
@@ -268,11 +268,11 @@ struct AgentProcessTests {
     }
 
     @Test("the CLI says how to start an agent when none answers")
-    func noAgent() throws {
+    func noAgent() async throws {
         // A port that was free a moment ago: bind one, note it, close it.
         let url = "http://127.0.0.1:\(try freePort())"
         for arguments in [["exec", "--agent", url, "SELECT * FROM cars"], ["peers", "--agent", url], ["subscribe", "--agent", url, "SELECT * FROM cars"]] {
-            let outcome = try ArcusProcess.run(arguments)
+            let outcome = try await ArcusProcess.run(arguments)
             #expect(outcome.status == 1, "\(arguments)")
             #expect(outcome.standardError.contains("no agent at \(url)"), "\(outcome.standardError)")
             #expect(outcome.standardError.contains("arcus agent --data DIR"))
@@ -283,8 +283,8 @@ struct AgentProcessTests {
     func peersAndMetrics() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let agent = try await RunningAgent.launch(data: data)
-        defer { agent.stop() }
-        let json = try ArcusProcess.run(["peers", "--agent", agent.url, "--json"])
+        defer { agent.dismiss() }
+        let json = try await ArcusProcess.run(["peers", "--agent", agent.url, "--json"])
         #expect(json.status == 0, "\(json.standardError)")
         guard case .object(let graph)? = try? Value(json: json.standardOutput), case .array(let peers)? = graph["peers"] else {
             Issue.record("peers --json printed \(json.standardOutput)")
@@ -292,7 +292,7 @@ struct AgentProcessTests {
         }
         #expect(graph["self"] == .string(agent.peer))
         #expect(peers.first == ["id": .string(agent.peer), "name": "test-agent", "self": true, "metadata": [:]])
-        let table = try ArcusProcess.run(["peers", "--agent", agent.url])
+        let table = try await ArcusProcess.run(["peers", "--agent", agent.url])
         #expect(table.standardOutput.contains("\(agent.peer) (this agent)"), "\(table.standardOutput)")
         #expect(table.standardOutput.contains("test-agent"))
 

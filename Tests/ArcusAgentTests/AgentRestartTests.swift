@@ -16,7 +16,7 @@ struct AgentRestartTests {
         let port = try freePort()
         let lan = ["--config", scratch.config.path, "--transports", "lan", "--subscribe", "SELECT * FROM cars"]
         let source = try await RunningAgent.launch(data: scratch.data("source"), lan + ["--listen", "127.0.0.1:\(port)"])
-        defer { _ = source.stop() }
+        defer { source.dismiss() }
         let followerArguments = lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"]
 
         // 2,000 documents, in batches of 200, with random notes that the codec cannot compress away.
@@ -33,7 +33,7 @@ struct AgentRestartTests {
         let written = try await source.execute("INSERT INTO cars DOCUMENTS ({'_id': 'after-the-kill', 'make': 'saab'})")
         #expect(written.status == 200, "\(written.body)")
         follower = try await RunningAgent.launch(data: scratch.data("follower"), followerArguments)
-        defer { _ = follower.stop() }
+        defer { follower.dismiss() }
         #expect(try await Self.count(at: follower, reaches: 2001), "\(follower.log)\n--- source ---\n\(source.log)")
         let after = try await Self.receivedBytes(follower)
         print("killed and restarted: \(before) bytes received for 2,000 documents, \(after) after the restart")
@@ -54,7 +54,7 @@ struct AgentRestartTests {
         let port = try freePort()
         let lan = ["--config", scratch.config.path, "--transports", "lan", "--subscribe", "SELECT * FROM cars"]
         let dialler = try await RunningAgent.launch(data: scratch.data("dialler"), lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"])
-        defer { _ = dialler.stop() }
+        defer { dialler.dismiss() }
         try await Task.sleep(for: .seconds(1))  // a dial or two fail first
 
         let listenerArguments = lan + ["--listen", "127.0.0.1:\(port)"]
@@ -67,7 +67,7 @@ struct AgentRestartTests {
         // The listener cannot dial back (it has no --peer): the dialler must notice and dial again.
         #expect(await listener.halt(signal: SIGKILL) == -SIGKILL)
         listener = try await RunningAgent.launch(data: scratch.data("listener"), listenerArguments)
-        defer { _ = listener.stop() }
+        defer { listener.dismiss() }
         #expect(try await dialler.execute("INSERT INTO cars DOCUMENTS ({'_id': 'after-the-kill', 'make': 'saab'})").status == 200)
         (arrived, seen) = try await listener.wait(until: "SELECT * FROM cars", contains: "after-the-kill")
         #expect(arrived, "the dialler did not dial the restarted listener again: \(seen)\n\(dialler.log)")

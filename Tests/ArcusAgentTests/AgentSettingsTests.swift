@@ -30,7 +30,7 @@ struct AgentSettingsTests {
         try Data("durability = \"normal\"\n".utf8).write(to: config)
         let data = scratch.data("a")
         var agent = try await RunningAgent.launch(data: data, ["--config", config.path])
-        defer { agent.stop() }
+        defer { agent.dismiss() }
 
         let all = try await agent.execute("SHOW ALL")
         #expect(all.status == 200, "\(all.body)")
@@ -118,9 +118,9 @@ struct AgentSettingsTests {
         let port = try freePort()
         let lan = ["--config", scratch.config.path, "--transports", "lan", "--no-mdns", "--subscribe", "SELECT * FROM cars"]
         let listener = try await RunningAgent.launch(data: scratch.data("b"), lan + ["--listen", "127.0.0.1:\(port)"])
-        defer { listener.stop() }
+        defer { listener.dismiss() }
         let dialler = try await RunningAgent.launch(data: scratch.data("a"), lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"])
-        defer { dialler.stop() }
+        defer { dialler.dismiss() }
         _ = try await dialler.execute("INSERT INTO cars DOCUMENTS ({'_id': 'before'})")
         #expect(try await listener.wait(until: "SELECT * FROM cars", contains: "before").found, "\(dialler.log)\n\(listener.log)")
         #expect(Self.accepts(port))
@@ -161,23 +161,23 @@ struct OfflineSettingsTests {
     func offlineThenAgent() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-settings-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: data) }
-        func exec(_ statement: String) throws -> ArcusProcess.Outcome { try ArcusProcess.run(["exec", "--data", data, statement]) }
+        func exec(_ statement: String) async throws -> ArcusProcess.Outcome { try await ArcusProcess.run(["exec", "--data", data, statement]) }
 
-        let bad = try exec("ALTER SYSTEM SET log_level = 'loud'")
+        let bad = try await exec("ALTER SYSTEM SET log_level = 'loud'")
         #expect(bad.status == 2)
         #expect(bad.standardError.contains("log_level cannot be \"loud\": it takes one of trace, debug, info, notice, warning, error, critical"), "\(bad.standardError)")
         #expect(!FileManager.default.fileExists(atPath: data + "/settings.json"))
 
-        let set = try exec("ALTER SYSTEM SET log_level = 'debug'")
+        let set = try await exec("ALTER SYSTEM SET log_level = 'debug'")
         #expect(set.status == 0, "\(set.standardError)")
         #expect(try Value(json: set.standardOutput) == ["items": [[
             "_id": "log_level", "name": "log_level", "value": "debug", "default": "info", "source": "alter system", "applies": "agent start",
         ]], "mutatedDocumentIDs": []])
-        let shown = try exec("SHOW log_level")
+        let shown = try await exec("SHOW log_level")
         #expect(try Value(json: shown.standardOutput)[path: ["items"]] == (try Value(json: set.standardOutput))[path: ["items"]])
 
         let agent = try await RunningAgent.launch(data: data)
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         let live = try await agent.execute("SHOW log_level")
         #expect(AgentSettingsTests.rows(live)["log_level"]?[path: ["value"]] == "debug", "\(live.body)")
         #expect(AgentSettingsTests.rows(live)["log_level"]?[path: ["applies"]] == "live", "\(live.body)")

@@ -16,11 +16,11 @@ struct AgentStaticPeerTests {
         let port = try freePort()
         let lan = ["--config", scratch.config.path, "--transports", "lan", "--subscribe", "SELECT * FROM cars"]
         let listener = try await RunningAgent.launch(data: scratch.data("b"), lan + ["--listen", "127.0.0.1:\(port)"])
-        defer { _ = listener.stop() }
+        defer { listener.dismiss() }
         let dialler = try await RunningAgent.launch(
             data: scratch.data("a"), lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"]
         )
-        defer { _ = dialler.stop() }
+        defer { dialler.dismiss() }
 
         let written = try await dialler.execute("INSERT INTO cars DOCUMENTS ({'_id': 'static-1', 'make': 'volvo'})")
         #expect(written.status == 200, "\(written.body)")
@@ -34,6 +34,7 @@ struct AgentStaticPeerTests {
                 #expect(warnings.first?.contains("--peer HOST:PORT") == true)
             }
         }
-        #expect(dialler.stop() == 0 && listener.stop() == 0)
+        let stopped = (await dialler.halt(), await listener.halt())
+        #expect(stopped.0 == 0 && stopped.1 == 0)
     }
 }

@@ -17,7 +17,7 @@ struct AgentSyncProgressTests {
         let source = try await RunningAgent.launch(
             data: scratch.data("source"),
             ["--config", scratch.config.path, "--transports", "lan", "--name", "source", "--listen", "127.0.0.1:\(port)"])
-        defer { source.stop() }
+        defer { source.dismiss() }
         for start in stride(from: 0, to: Self.documents, by: 2_000) {
             let rows = (start..<start + 2_000).map { "({'_id': 'car-\($0)', 'make': 'volvo', 'n': \($0)})" }.joined(separator: ", ")
             let written = try await source.execute("INSERT INTO cars DOCUMENTS \(rows)")
@@ -27,9 +27,9 @@ struct AgentSyncProgressTests {
             data: scratch.data("sink"),
             ["--config", scratch.config.path, "--transports", "lan", "--name", "sink", "--listen", "127.0.0.1:0",
              "--peer", "127.0.0.1:\(port)"])
-        defer { sink.stop() }
+        defer { sink.dismiss() }
 
-        let outcome = try await ArcusProcess.runOffPool(["subscribe", "--agent", sink.url, "SELECT * FROM cars", "--wait", "--timeout", "300"])
+        let outcome = try await ArcusProcess.run(["subscribe", "--agent", sink.url, "SELECT * FROM cars", "--wait", "--timeout", "300"])
         #expect(outcome.status == 0, "\(outcome.standardError)\n\(sink.log)")
         let created = try Value(json: outcome.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))
         #expect(created.objectValue?["query"] == .string("SELECT * FROM cars"), "\(outcome.standardOutput)")
@@ -64,7 +64,7 @@ struct AgentSyncProgressTests {
         #expect(peer["site"] == .string(String(source.peer.prefix(16))), "\(reply.body)")
 
         // arcus status shows the same, in words.
-        let status = try await ArcusProcess.runOffPool(["status", "--agent", sink.url])
+        let status = try await ArcusProcess.run(["status", "--agent", sink.url])
         #expect(status.status == 0, "\(status.standardError)")
         #expect(status.standardOutput.contains("from source ("), "\(status.standardOutput)")
         #expect(status.standardOutput.contains("caught up: 20,000 documents,"), "\(status.standardOutput)")
@@ -76,8 +76,8 @@ struct AgentSyncProgressTests {
         defer { scratch.remove() }
         let alone = try await RunningAgent.launch(
             data: scratch.data("alone"), ["--config", scratch.config.path, "--transports", "lan", "--name", "alone", "--listen", "127.0.0.1:0"])
-        defer { alone.stop() }
-        let outcome = try await ArcusProcess.runOffPool(["subscribe", "--agent", alone.url, "SELECT * FROM cars", "--wait", "--timeout", "1"])
+        defer { alone.dismiss() }
+        let outcome = try await ArcusProcess.run(["subscribe", "--agent", alone.url, "SELECT * FROM cars", "--wait", "--timeout", "1"])
         #expect(outcome.status == 1)
         #expect(outcome.standardError.contains("#1: waiting for a peer to connect"), "\(outcome.standardError)")
         #expect(outcome.standardError.contains("is not caught up after 1.0 s"), "\(outcome.standardError)")

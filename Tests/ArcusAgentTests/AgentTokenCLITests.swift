@@ -21,16 +21,16 @@ struct AgentTokenCLITests {
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let environment = ["XDG_STATE_HOME": state]
         let agent = try await RunningAgent.launch(data: data, environment: environment)
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         let url = agent.url
-        let exec = try await ArcusProcess.runOffPool(["exec", "--agent", url, "INSERT INTO cars DOCUMENTS ({'_id': 'a'})"], environment: environment)
+        let exec = try await ArcusProcess.run(["exec", "--agent", url, "INSERT INTO cars DOCUMENTS ({'_id': 'a'})"], environment: environment)
         #expect(exec.status == 0, "\(exec.standardError)")
         #expect(try Value(json: exec.standardOutput) == ["items": [], "mutatedDocumentIDs": ["a"], "commit_id": 1])
         for command in [
             ["status", "--agent", url, "--json"], ["peers", "--agent", url], ["subscribe", "--agent", url, "SELECT * FROM cars"],
             ["attachment", "list", "--agent", url], ["status", "--page", "--agent", url],
         ] {
-            let outcome = try await ArcusProcess.runOffPool(command, environment: environment)
+            let outcome = try await ArcusProcess.run(command, environment: environment)
             #expect(outcome.status == 0, "\(command): \(outcome.standardError)")
         }
 
@@ -38,30 +38,30 @@ struct AgentTokenCLITests {
         try FileManager.default.removeItem(atPath: copy)
         let tokenFile = data + "/api-token"
         for command in [["exec", "--agent", url, "INSERT INTO cars DOCUMENTS ({'_id': 'b'})"], ["status", "--agent", url], ["status", "--page", "--agent", url]] {
-            let refused = try await ArcusProcess.runOffPool(command, environment: environment)
+            let refused = try await ArcusProcess.run(command, environment: environment)
             #expect(refused.status == 2, "\(command): \(refused.standardError)")
             for says in ["--token-file", "ARCUS_TOKEN", "runs as you", copy] {
                 #expect(refused.standardError.contains(says), "\(command): no \(says) in \(refused.standardError)")
             }
             #expect(refused.standardOutput.isEmpty)
         }
-        let refused = try await ArcusProcess.runOffPool(["exec", "--agent", url, "SELECT * FROM cars"], environment: environment)
+        let refused = try await ArcusProcess.run(["exec", "--agent", url, "SELECT * FROM cars"], environment: environment)
         #expect(refused.standardError.contains(tokenFile), "the agent's answer names its token file: \(refused.standardError)")
 
-        let withFile = try await ArcusProcess.runOffPool(["exec", "--agent", url, "--token-file", tokenFile, "INSERT INTO cars DOCUMENTS ({'_id': 'c'})"], environment: environment)
+        let withFile = try await ArcusProcess.run(["exec", "--agent", url, "--token-file", tokenFile, "INSERT INTO cars DOCUMENTS ({'_id': 'c'})"], environment: environment)
         #expect(withFile.status == 0, "\(withFile.standardError)")
-        let withVariable = try await ArcusProcess.runOffPool(["exec", "--agent", url, "SELECT _id FROM cars ORDER BY _id"],
+        let withVariable = try await ArcusProcess.run(["exec", "--agent", url, "SELECT _id FROM cars ORDER BY _id"],
                                                              environment: environment.merging(["ARCUS_TOKEN": agent.token]) { $1 })
         #expect(withVariable.status == 0, "\(withVariable.standardError)")
         // 'b' was never written.
         #expect(try Value(json: withVariable.standardOutput) == ["items": [["_id": "a"], ["_id": "c"]], "mutatedDocumentIDs": []], "\(withVariable.standardOutput)")
 
-        let wrong = try await ArcusProcess.runOffPool(["exec", "--agent", url, "SELECT * FROM cars"],
+        let wrong = try await ArcusProcess.run(["exec", "--agent", url, "SELECT * FROM cars"],
                                                       environment: environment.merging(["ARCUS_TOKEN": String(repeating: "7", count: 64)]) { $1 })
         #expect(wrong.status == 2 && wrong.standardError.contains("ARCUS_TOKEN is not this agent's"), "\(wrong.standardError)")
-        let malformed = try await ArcusProcess.runOffPool(["exec", "--agent", url, "SELECT * FROM cars"], environment: environment.merging(["ARCUS_TOKEN": "secret"]) { $1 })
+        let malformed = try await ArcusProcess.run(["exec", "--agent", url, "SELECT * FROM cars"], environment: environment.merging(["ARCUS_TOKEN": "secret"]) { $1 })
         #expect(malformed.status == 2 && malformed.standardError.contains("64 hex digits"), "\(malformed.standardError)")
-        let missingFile = try await ArcusProcess.runOffPool(["exec", "--agent", url, "--token-file", scratch + "/nothing", "SELECT * FROM cars"], environment: environment)
+        let missingFile = try await ArcusProcess.run(["exec", "--agent", url, "--token-file", scratch + "/nothing", "SELECT * FROM cars"], environment: environment)
         #expect(missingFile.status == 2 && missingFile.standardError.contains("cannot read the token file"), "\(missingFile.standardError)")
     }
 
@@ -70,19 +70,19 @@ struct AgentTokenCLITests {
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         // The agent keeps its user's copy where root's copies go (/root, mode 0700).
         let agent = try await RunningAgent.launch(data: data)
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         let nobody: UInt32 = 65534
         let write = ["exec", "--agent", agent.url, "INSERT INTO cars DOCUMENTS ({'_id': 'nobody'})"]
-        let plain = try await ArcusProcess.runOffPool(write, asUser: nobody)
+        let plain = try await ArcusProcess.run(write, asUser: nobody)
         #expect(plain.status == 2, "\(plain.standardError)")
         #expect(plain.standardError.contains("runs as user root") && plain.standardError.contains("only that user (or root) may read its token"), "\(plain.standardError)")
-        let withFile = try await ArcusProcess.runOffPool(["exec", "--agent", agent.url, "--token-file", data + "/api-token", "INSERT INTO cars DOCUMENTS ({'_id': 'nobody'})"], asUser: nobody)
+        let withFile = try await ArcusProcess.run(["exec", "--agent", agent.url, "--token-file", data + "/api-token", "INSERT INTO cars DOCUMENTS ({'_id': 'nobody'})"], asUser: nobody)
         #expect(withFile.status == 2 && withFile.standardError.contains("cannot read the token file"), "\(withFile.standardError)")
-        let guessed = try await ArcusProcess.runOffPool(write, environment: ["ARCUS_TOKEN": String(repeating: "0", count: 64)], asUser: nobody)
+        let guessed = try await ArcusProcess.run(write, environment: ["ARCUS_TOKEN": String(repeating: "0", count: 64)], asUser: nobody)
         #expect(guessed.status == 2 && guessed.standardError.contains("not this agent's"), "\(guessed.standardError)")
         #expect(try await agent.execute("SELECT * FROM cars").json == ["items": [], "mutatedDocumentIDs": []])
         // As root, `sudo arcus …`, it works.
-        let root = try await ArcusProcess.runOffPool(["exec", "--agent", agent.url, "SELECT * FROM cars"])
+        let root = try await ArcusProcess.run(["exec", "--agent", agent.url, "SELECT * FROM cars"])
         #expect(root.status == 0, "\(root.standardError)")
     }
 
@@ -124,7 +124,7 @@ struct AgentTokenCLITests {
         try FileManager.default.createDirectory(atPath: agents, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let token = String(repeating: "5a", count: 32)
         FileManager.default.createFile(atPath: "\(agents)/localhost:\(port)", contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600])
-        let outcome = try await ArcusProcess.runOffPool(["status", "--agent", "http://127.0.0.1:\(port)"], environment: ["XDG_STATE_HOME": state])
+        let outcome = try await ArcusProcess.run(["status", "--agent", "http://127.0.0.1:\(port)"], environment: ["XDG_STATE_HOME": state])
         #expect(outcome.status == 2, "\(outcome.standardError)")
         #expect(outcome.standardError.contains("runs as user nobody"), "\(outcome.standardError)")
         squatter.waitUntilExit()

@@ -23,7 +23,7 @@ struct AgentTombstoneTests {
         let lan = ["--config", scratch.config.path, "--transports", "lan", "--subscribe", "SELECT * FROM cars"]
         let (aData, bData) = (scratch.data("a"), scratch.data("b"))
         let a = try await RunningAgent.launch(data: aData, lan + ["--listen", "127.0.0.1:\(port)"])
-        defer { _ = a.stop() }
+        defer { a.dismiss() }
         var b = try await RunningAgent.launch(data: bData, lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"])
         _ = try await a.execute("INSERT INTO cars DOCUMENTS ({'_id': 'gone', 'make': 'ford'}), ({'_id': 'edited', 'make': 'audi'}), ({'_id': 'live', 'make': 'kia'})")
         #expect(try await b.wait(until: "SELECT * FROM cars WHERE _id = 'live'", contains: "kia").found, "\(b.log)")
@@ -31,7 +31,7 @@ struct AgentTombstoneTests {
 
         // While b is away: a removes two documents; b, offline, edits one of them.
         _ = try await a.execute("DELETE FROM cars WHERE _id IN ['gone', 'edited']")
-        let offline = try await ArcusProcess.runOffPool(["exec", "--data", bData, "UPDATE cars SET color = 'blue' WHERE _id = 'edited'"])
+        let offline = try await ArcusProcess.run(["exec", "--data", bData, "UPDATE cars SET color = 'blue' WHERE _id = 'edited'"])
         #expect(offline.status == 0, "\(offline.standardError)")
         let before = try await Self.stored(a)
         #expect(before == (1, 2))
@@ -44,7 +44,7 @@ struct AgentTombstoneTests {
 
         // b comes back: it learns a's horizon and drops what a reaped; its edit arrives alone.
         b = try await RunningAgent.launch(data: bData, lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"])
-        defer { _ = b.stop() }
+        defer { b.dismiss() }
         let expected: Value = [["_id": "edited", "color": "blue"], ["_id": "live", "make": "kia"]]
         let onB = await eventually { (try? await b.execute("SELECT * FROM cars ORDER BY _id").json?[path: ["items"]]) == expected }
         let bHolds = try await b.execute("SELECT * FROM cars ORDER BY _id").body

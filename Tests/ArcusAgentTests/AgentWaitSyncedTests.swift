@@ -8,7 +8,7 @@ import Testing
 @Suite(.serialized)
 struct AgentWaitSyncedTests {
     static func exec(_ agent: RunningAgent, data: String, _ extra: [String], _ statement: String) async throws -> ArcusProcess.Outcome {
-        try await ArcusProcess.runOffPool(["exec", "--agent", agent.url, "--token-file", data + "/api-token"] + extra + [statement])
+        try await ArcusProcess.run(["exec", "--agent", agent.url, "--token-file", data + "/api-token"] + extra + [statement])
     }
 
     @Test("a write with --wait-synced returns once the peer named (by id or by name) holds it; an unknown name is refused; with the peer stopped it fails after --timeout naming it, the write kept here")
@@ -19,9 +19,9 @@ struct AgentWaitSyncedTests {
         let lan = ["--config", scratch.config.path, "--transports", "lan"]
         let (aData, bData) = (scratch.data("a"), scratch.data("b"))
         let b = try await RunningAgent.launch(data: bData, lan + ["--listen", "127.0.0.1:\(port)", "--subscribe", "SELECT * FROM cars", "--name", "truck-b"])
-        defer { _ = b.stop() }
+        defer { b.dismiss() }
         let a = try await RunningAgent.launch(data: aData, lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)"])
-        defer { _ = a.stop() }
+        defer { a.dismiss() }
         // Linked and synced once (b's subscription reached a), so that the waits below time the write.
         _ = try await a.execute("INSERT INTO cars DOCUMENTS ({'_id': 'first'})")
         #expect(try await b.wait(until: "SELECT * FROM cars", contains: "first").found, "\(a.log)\n\(b.log)")
@@ -59,7 +59,7 @@ struct AgentWaitSyncedTests {
         let observer = try ArcusProcess.start(
             ["observe", "--agent", a.url, "--token-file", aData + "/api-token", "SELECT _id, sync_session_status FROM system:data_sync_info"], output: output
         )
-        defer { observer.terminate(); observer.waitUntilExit() }
+        defer { observer.dismiss() }
         func observed() -> [Value] {
             ((try? String(contentsOf: output, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { try? Value(json: String($0)) }
         }

@@ -12,7 +12,7 @@ import Testing
 struct AmplificationBenchTests {
     @Test("no hostile frame makes a sync session's process grow by more than 64 MiB")
     func peakMemory() async throws {
-        let outcome = try await ArcusProcess.runOffPool(["bench", "amplification", "--kill-above-mib", "256"])
+        let outcome = try await ArcusProcess.run(["bench", "amplification", "--kill-above-mib", "256"])
         #expect(outcome.status == 0, "\(outcome.standardError)")
         let lines = outcome.standardOutput.split(separator: "\n").map(String.init)
         #expect(lines.count == HostileFrame.allCases.count, "\(outcome.standardOutput)")

@@ -37,22 +37,22 @@ struct ArcusProcess {
         return try ChildProcess(executable: try executable().path, arguments: arguments, standardOutput: output.path)
     }
 
-    /// Runs `arcus arguments…` to completion on a thread of its own, leaving the cooperative pool
-    /// free: what a test must use when the command talks to an agent running in this process,
-    /// whose API needs that pool to answer (the pool has one thread per core; a test blocked in
-    /// `run` and another test's blocking wait can otherwise starve it until the command times out).
-    static func runOffPool(_ arguments: [String], environment: [String: String] = [:], asUser user: UInt32? = nil) async throws -> Outcome {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try run(arguments, environment: environment, asUser: user) }) }.start()
-        }
-    }
-
-    /// Runs `arcus arguments…` to completion.
+    /// Runs `arcus arguments…` to completion, waiting on a thread of its own. Never on a thread
+    /// of the cooperative pool: it has one thread per core, and the tests that run beside this
+    /// one hold agents in process, whose sessions and API need that pool. A wait there took it
+    /// from them, and on 2 cores two waits at once stopped every in-process agent of the run
+    /// (their heartbeats and acks waited until the commands ended; their tests ran out of time).
     /// - Parameters:
     ///   - environment: variables set over this process's own (an empty value removes one).
     ///   - user: a uid to run the command as (and its group, the same number), through
     ///     setpriv(1); only root may.
-    static func run(_ arguments: [String], environment: [String: String] = [:], asUser user: UInt32? = nil) throws -> Outcome {
+    static func run(_ arguments: [String], environment: [String: String] = [:], asUser user: UInt32? = nil) async throws -> Outcome {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try runBlocking(arguments, environment: environment, asUser: user) }) }.start()
+        }
+    }
+
+    private static func runBlocking(_ arguments: [String], environment: [String: String], asUser user: UInt32?) throws -> Outcome {
         var executable = try executable().path, arguments = arguments
         if let user {
             arguments = ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", "--", executable] + arguments

@@ -115,7 +115,7 @@ struct BrowserAttackTests {
         let scratch = try MeshScratch("browser-attack")
         defer { scratch.remove() }
         let agent = try await RunningAgent.launch(data: scratch.data("agent"), ["--subscribe", "SELECT * FROM cars"])
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         let written = try await agent.execute("INSERT INTO cars DOCUMENTS ({'_id': 'secret-car', 'owner': 'secret-owner'})")
         #expect(written.status == 200, "\(written.body)")
         let before = try await agent.execute("SELECT * FROM cars").body
@@ -179,7 +179,7 @@ struct BrowserAttackTests {
         let scratch = try MeshScratch("browser-rebinding")
         defer { scratch.remove() }
         let agent = try await RunningAgent.launch(data: scratch.data("agent"))
-        defer { agent.stop() }
+        defer { agent.dismiss() }
         let rebound = "http://rebound.example:\(agent.port)"
         let status = try await chromium.dumpDOM(rebound + "/v1/status", resolving: ["rebound.example"])
         #expect(status.contains("DNS rebinding"), "\(status.prefix(2000))")

@@ -10,7 +10,7 @@ import Glibc
 @Suite("Crash safety")
 struct CrashSafetyTests {
     @Test("SIGKILL at random moments loses no write that was reported committed", arguments: SeededRandom.seeds(count: 1, test: "crash safety"))
-    func killedWriters(seed: UInt64) throws {
+    func killedWriters(seed: UInt64) async throws {
         print("crash safety: seed \(seed) (replay with ARCUS_TEST_SEED=\(seed))")
         var random = SeededRandom(seed: seed)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-crash-\(UUID().uuidString)")
@@ -24,9 +24,9 @@ struct CrashSafetyTests {
             let output = directory.appendingPathComponent("ids-\(round)")
             let writer = try ArcusProcess.start(["bench", "write-load", "--data", data.path, "--start", String(next)], output: output)
             // Anywhere from opening the store to the thick of writing.
-            usleep(UInt32.random(in: 5_000...400_000, using: &random))
+            try await Task.sleep(for: .microseconds(UInt32.random(in: 5_000...400_000, using: &random)))
             kill(writer.processIdentifier, SIGKILL)
-            writer.waitUntilExit()
+            _ = await writer.exit()
             #expect(writer.endedBySignal, "round \(round): the writer ended before it was killed")
 
             // Only whole lines count: each is one write(2) made after its commit returned.

@@ -7,26 +7,26 @@ import Testing
 struct ExecCommandTests {
     let data = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-exec-\(UUID().uuidString)").path
 
-    func exec(_ statement: String, args: String? = nil) throws -> ArcusProcess.Outcome {
-        try ArcusProcess.run(["exec", "--data", data, statement] + (args.map { ["--args", $0] } ?? []))
+    func exec(_ statement: String, args: String? = nil) async throws -> ArcusProcess.Outcome {
+        try await ArcusProcess.run(["exec", "--data", data, statement] + (args.map { ["--args", $0] } ?? []))
     }
 
     @Test("writes and reads print one JSON object with items and mutatedDocumentIDs")
-    func roundTrip() throws {
+    func roundTrip() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let insert = try exec("INSERT INTO cars DOCUMENTS (:doc), ({'_id': 'b', 'color': 'red'})", args: #"{"doc": {"_id": "a", "color": "blue", "year": 2018}}"#)
+        let insert = try await exec("INSERT INTO cars DOCUMENTS (:doc), ({'_id': 'b', 'color': 'red'})", args: #"{"doc": {"_id": "a", "color": "blue", "year": 2018}}"#)
         #expect(insert.status == 0, "\(insert.standardError)")
         // A write says its commit: the change-log position of its last change (a fresh store's 2nd).
         #expect(try Value(json: insert.standardOutput) == ["items": [], "mutatedDocumentIDs": ["a", "b"], "commit_id": 2])
-        let select = try exec("SELECT * FROM cars WHERE color = :c", args: #"{"c": "blue"}"#)
+        let select = try await exec("SELECT * FROM cars WHERE color = :c", args: #"{"c": "blue"}"#)
         #expect(select.status == 0)
         #expect(try Value(json: select.standardOutput) == ["items": [["_id": "a", "color": "blue", "year": 2018]], "mutatedDocumentIDs": []])
     }
 
     @Test("aggregates, GROUP BY, HAVING, DISTINCT and IN (…) through arcus exec; an ungrouped field is an error")
-    func aggregates() throws {
+    func aggregates() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let insert = try exec("""
+        let insert = try await exec("""
             INSERT INTO cars DOCUMENTS ({'_id': 'a', 'make': 'ford', 'year': 2018}), ({'_id': 'b', 'make': 'ford', 'year': 2021}),
             ({'_id': 'c', 'make': 'audi', 'year': 2015}), ({'_id': 'd', 'year': 2019})
             """)
@@ -39,22 +39,22 @@ struct ExecCommandTests {
             ("SELECT _id FROM cars WHERE make IN ('audi') OR year IN (2019, 2020)", [["_id": "c"], ["_id": "d"]]),
         ]
         for c in cases {
-            let outcome = try exec(c.statement)
+            let outcome = try await exec(c.statement)
             #expect(outcome.status == 0, "\(c.statement): \(outcome.standardError)")
             #expect(try Value(json: outcome.standardOutput) == ["items": c.items, "mutatedDocumentIDs": []], "\(c.statement)")
         }
-        let bad = try exec("SELECT make, year FROM cars GROUP BY make")
+        let bad = try await exec("SELECT make, year FROM cars GROUP BY make")
         #expect(bad.status == 2)
         #expect(bad.standardError.contains("line 1, column 14: 'year' is neither in GROUP BY nor inside an aggregate"), "\(bad.standardError)")
     }
 
     @Test("EXPLAIN prints the plan as the single item, names the index once there is one, and writes nothing")
-    func explain() throws {
+    func explain() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let insert = try exec("INSERT INTO cars DOCUMENTS ({'_id': 'a', 'make': 'ford'}), ({'_id': 'b', 'make': 'kia'}), ({'_id': 'c', 'make': 'ford'})")
+        let insert = try await exec("INSERT INTO cars DOCUMENTS ({'_id': 'a', 'make': 'ford'}), ({'_id': 'b', 'make': 'kia'}), ({'_id': 'c', 'make': 'ford'})")
         #expect(insert.status == 0, "\(insert.standardError)")
         let statement = "EXPLAIN SELECT * FROM cars WHERE make = 'ford'"
-        let scan = try exec(statement)
+        let scan = try await exec(statement)
         #expect(scan.status == 0, "\(scan.standardError)")
         let scanned = try Value(json: scan.standardOutput)
         #expect(scanned[path: ["mutatedDocumentIDs"]] == [])
@@ -64,25 +64,25 @@ struct ExecCommandTests {
         }
         #expect(items[0][path: ["access"]] == ["type": "scan"])
         #expect(items[0][path: ["estimated_rows"]] == 3)
-        #expect(try exec("CREATE INDEX cars_make ON cars (make)").status == 0)
-        let indexed = try Value(json: try exec(statement).standardOutput)
+        #expect(try await exec("CREATE INDEX cars_make ON cars (make)").status == 0)
+        let indexed = try Value(json: try await exec(statement).standardOutput)
         #expect(indexed.arrayItem(0, "access", "index") == "cars_make")
         #expect(indexed.arrayItem(0, "estimated_rows") == 2)
-        let update = try exec("EXPLAIN UPDATE cars SET make = 'vw'")
+        let update = try await exec("EXPLAIN UPDATE cars SET make = 'vw'")
         #expect(update.status == 0, "\(update.standardError)")
         #expect(try Value(json: update.standardOutput).objectValue?.keys.contains("commit_id") == false)
         #expect(try Value(json: update.standardOutput).arrayItem(0, "operation") == "update")
-        let refused = try exec("PROFILE DELETE FROM cars")
+        let refused = try await exec("PROFILE DELETE FROM cars")
         #expect(refused.status == 2)
         #expect(refused.standardError.contains("line 1, column 9: PROFILE runs SELECTs only"), "\(refused.standardError)")
-        let count = try exec("SELECT COUNT(*) AS n FROM cars WHERE make = 'ford'")
+        let count = try await exec("SELECT COUNT(*) AS n FROM cars WHERE make = 'ford'")
         #expect(try Value(json: count.standardOutput) == ["items": [["n": 2]], "mutatedDocumentIDs": []])
     }
 
     @Test("bad statements and arguments: the position on stderr, exit status 2, nothing written")
-    func badInput() throws {
+    func badInput() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
-        _ = try exec("INSERT INTO cars DOCUMENTS ({'_id': 'a'})")
+        _ = try await exec("INSERT INTO cars DOCUMENTS ({'_id': 'a'})")
         let cases: [(statement: String, args: String?, says: String)] = [
             ("SELECT * FRM cars", nil, "line 1, column 10"),
             ("INSERT INTO cars DOCUMENTS ({'_id': 'b'}),\n ({'_id': 'c',})", nil, "line 2, column"),
@@ -93,25 +93,25 @@ struct ExecCommandTests {
             ("UPDATE cars SET _id = 'z'", nil, "_id"),
         ]
         for bad in cases {
-            let outcome = try exec(bad.statement, args: bad.args)
+            let outcome = try await exec(bad.statement, args: bad.args)
             #expect(outcome.status == 2, "\(bad.statement): exit \(outcome.status)")
             #expect(outcome.standardError.contains(bad.says), "\(bad.statement): stderr was \(outcome.standardError)")
             #expect(outcome.standardOutput.isEmpty)
         }
-        let left = try exec("SELECT * FROM cars")
+        let left = try await exec("SELECT * FROM cars")
         #expect(try Value(json: left.standardOutput) == ["items": [["_id": "a"]], "mutatedDocumentIDs": []])
     }
 
     @Test("a second process on the same data directory gets a clear error")
-    func directoryInUse() throws {
+    func directoryInUse() async throws {
         defer { try? FileManager.default.removeItem(atPath: data) }
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("arcus-exec-out-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: output) }
         let writer = try ArcusProcess.start(["bench", "write-load", "--data", data], output: output)
-        defer { writer.terminate(); writer.waitUntilExit() }
+        defer { writer.dismiss() }
         // Wait until the writer holds the directory (it has written something).
-        for _ in 0..<200 where ((try? Data(contentsOf: output))?.isEmpty ?? true) { usleep(20_000) }
-        let outcome = try exec("SELECT * FROM load LIMIT 1")
+        for _ in 0..<200 where ((try? Data(contentsOf: output))?.isEmpty ?? true) { try await Task.sleep(for: .milliseconds(20)) }
+        let outcome = try await exec("SELECT * FROM load LIMIT 1")
         #expect(outcome.status != 0)
         #expect(outcome.standardError.contains("in use by process \(writer.processIdentifier)"), "\(outcome.standardError)")
     }

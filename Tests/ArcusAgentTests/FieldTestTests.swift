@@ -16,11 +16,11 @@ struct FieldTestTests {
         let port = try freePort()
         let lan = ["--config", scratch.config.path, "--transports", "lan", "--subscribe", "SELECT * FROM cars"]
         let listener = try await RunningAgent.launch(data: scratch.data("b"), lan + ["--listen", "127.0.0.1:\(port)", "--name", "field-listener"])
-        defer { _ = listener.stop() }
+        defer { listener.dismiss() }
         let dialler = try await RunningAgent.launch(
             data: scratch.data("a"), lan + ["--listen", "127.0.0.1:0", "--peer", "127.0.0.1:\(port)", "--name", "field-dialler"]
         )
-        defer { _ = dialler.stop() }
+        defer { dialler.dismiss() }
         _ = try await dialler.execute("INSERT INTO cars DOCUMENTS ({'_id': 'field-1', 'make': 'volvo'})")
         let (arrived, seen) = try await listener.wait(until: "SELECT * FROM cars", contains: "field-1")
         try #require(arrived, "the agents never linked: \(seen)\n\(dialler.log)\n\(listener.log)")
@@ -30,7 +30,7 @@ struct FieldTestTests {
         try #require(measured, "the dialler's LAN link never had an RTT: \(graph)")
 
         let log = scratch.directory.appendingPathComponent("dialler.jsonl")
-        let run = try await ArcusProcess.runOffPool(
+        let run = try await ArcusProcess.run(
             ["field-test", "--agent", dialler.url, "--seconds", "3", "--interval", "0.5", "--out", log.path]
         )
         #expect(run.status == 0, "\(run.standardError)")
@@ -57,7 +57,8 @@ struct FieldTestTests {
         #expect(report.status == 0, "\(report.standardError)")
         let page = try String(contentsOf: html, encoding: .utf8)
         #expect(page.contains("<svg") && page.contains("field-listener") && page.contains("lan"))
-        #expect(dialler.stop() == 0 && listener.stop() == 0)
+        let stopped = (await dialler.halt(), await listener.halt())
+        #expect(stopped.0 == 0 && stopped.1 == 0)
     }
 
     @Test("field-test with no agent at the URL exits 1 and writes no log; with --seconds 0 or --interval 0 it exits 2")
@@ -66,15 +67,15 @@ struct FieldTestTests {
         defer { scratch.remove() }
         let log = scratch.directory.appendingPathComponent("none.jsonl").path
         let nobody = "http://127.0.0.1:\(try freePort())"
-        let unreachable = try await ArcusProcess.runOffPool(["field-test", "--agent", nobody, "--seconds", "1", "--out", log])
+        let unreachable = try await ArcusProcess.run(["field-test", "--agent", nobody, "--seconds", "1", "--out", log])
         #expect(unreachable.status == 1)
         #expect(unreachable.standardError.contains("no agent at \(nobody)"), "\(unreachable.standardError)")
         #expect(!FileManager.default.fileExists(atPath: log))
-        let zero = try await ArcusProcess.runOffPool(["field-test", "--agent", nobody, "--seconds", "0", "--out", log])
+        let zero = try await ArcusProcess.run(["field-test", "--agent", nobody, "--seconds", "0", "--out", log])
         #expect(zero.status == 2 && zero.standardError.contains("--seconds"), "\(zero.standardError)")
-        let still = try await ArcusProcess.runOffPool(["field-test", "--agent", nobody, "--seconds", "1", "--interval", "0", "--out", log])
+        let still = try await ArcusProcess.run(["field-test", "--agent", nobody, "--seconds", "1", "--interval", "0", "--out", log])
         #expect(still.status == 2 && still.standardError.contains("--interval"), "\(still.standardError)")
-        let nowhere = try await ArcusProcess.runOffPool(["field-test", "--agent", nobody, "--seconds", "1", "--out", "/nonexistent/field.jsonl"])
+        let nowhere = try await ArcusProcess.run(["field-test", "--agent", nobody, "--seconds", "1", "--out", "/nonexistent/field.jsonl"])
         #expect(nowhere.status == 2 && nowhere.standardError.contains("--out"), "\(nowhere.standardError)")
     }
 

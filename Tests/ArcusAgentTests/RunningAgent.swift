@@ -105,6 +105,15 @@ final class RunningAgent: @unchecked Sendable {
         return waitForExit()
     }
 
+    /// Sends SIGTERM and leaves the wait for the exit (and SIGKILL after `patience`) to a thread
+    /// of its own: what a `defer` in an async test calls, since it cannot await `halt`. A test
+    /// that waited there held a thread of the cooperative pool for the agent's whole shutdown,
+    /// which the in-process agents of the tests beside it needed (see `ArcusProcess.run`).
+    func dismiss(signal: Int32 = SIGTERM) {
+        process.terminate(signal: signal)
+        Thread { _ = self.waitForExit() }.start()
+    }
+
     /// `stop` on a thread of its own, leaving the cooperative pool free.
     @discardableResult
     func halt(signal: Int32 = SIGTERM) async -> Int32? {

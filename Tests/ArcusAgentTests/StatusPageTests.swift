@@ -22,7 +22,7 @@ struct StatusPageTests {
         #expect(!page.body.contains("src=\"http") && !page.body.contains("href=\"http"), "the page must carry everything it needs")
 
         // As a user opens it: the link the CLI prints, which carries the token after the #.
-        let link = try await ArcusProcess.runOffPool(["status", "--page", "--agent", agents[0].url])
+        let link = try await ArcusProcess.run(["status", "--page", "--agent", agents[0].url])
         #expect(link.status == 0, "\(link.standardError)")
         let address = link.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(address == agents[0].url + "/#token=" + agents[0].token, "\(address)")
@@ -57,7 +57,7 @@ struct StatusPageTests {
         let written = try await agents[0].execute("INSERT INTO trucks DOCUMENTS ({'_id': 'status-1', 'make': 'scania'}), ({'_id': 'status-2', 'make': 'volvo'})")
         #expect(written.status == 200, "\(written.body)")
 
-        let json = try await ArcusProcess.runOffPool(["status", "--agent", agents[0].url, "--json"])
+        let json = try await ArcusProcess.run(["status", "--agent", agents[0].url, "--json"])
         #expect(json.status == 0, "\(json.standardError)")
         let status = try #require(try? Value(json: json.standardOutput), "not JSON: \(json.standardOutput)")
         #expect(status["peer"] == .string(agents[0].peer))
@@ -70,7 +70,7 @@ struct StatusPageTests {
         let peers = status["graph"]?["peers"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
         #expect(Set(peers) == Set(agents.map(\.peer)), "\(json.standardOutput)")
 
-        let table = try await ArcusProcess.runOffPool(["status", "--agent", agents[0].url])
+        let table = try await ArcusProcess.run(["status", "--agent", agents[0].url])
         #expect(table.status == 0, "\(table.standardError)")
         let lines = table.standardOutput.split(separator: "\n").map(String.init)
         #expect(lines.contains { $0.hasPrefix("agent") && $0.contains("status-0 (\(agents[0].peer))") }, "\(table.standardOutput)")
@@ -88,7 +88,7 @@ struct StatusPageTests {
     @Test("arcus status with no agent at the URL says so and how to start one, with exit status 1")
     func statusWithoutAgent() async throws {
         let url = "http://127.0.0.1:\(try freePort())"
-        let outcome = try await ArcusProcess.runOffPool(["status", "--agent", url])
+        let outcome = try await ArcusProcess.run(["status", "--agent", url])
         #expect(outcome.status == 1)
         #expect(outcome.standardError.contains("no agent at \(url)"), "\(outcome.standardError)")
         #expect(outcome.standardError.contains("arcus agent --data DIR"), "\(outcome.standardError)")
@@ -112,7 +112,7 @@ struct StatusPageTests {
                 ))
             }
         } catch {
-            for agent in agents { agent.stop() }
+            for agent in agents { await agent.halt() }
             throw error
         }
         return agents

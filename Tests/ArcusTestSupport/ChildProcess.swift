@@ -104,6 +104,14 @@ public final class ChildProcess: @unchecked Sendable {
     /// Whether a signal ended it. Waits for it.
     public var endedBySignal: Bool { terminationStatus < 0 }
 
+    /// Sends SIGTERM (or `signal`) and reaps the child on a thread of its own: for a `defer` in
+    /// an async test, which cannot await `exit()` and must not hold a thread of the cooperative
+    /// pool while the child ends.
+    public func dismiss(signal: Int32 = SIGTERM) {
+        terminate(signal: signal)
+        Thread { self.waitUntilExit() }.start()
+    }
+
     /// Sends SIGTERM (or `signal`) unless it has already ended.
     public func terminate(signal: Int32 = SIGTERM) {
         if isRunning { kill(processIdentifier, signal) }
