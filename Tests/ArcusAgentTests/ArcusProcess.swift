@@ -39,9 +39,9 @@ struct ArcusProcess {
 
     /// Runs `arcus arguments…` to completion, waiting on a thread of its own. Never on a thread
     /// of the cooperative pool: it has one thread per core, and the tests that run beside this
-    /// one hold agents in process, whose sessions and API need that pool. A wait there took it
-    /// from them, and on 2 cores two waits at once stopped every in-process agent of the run
-    /// (their heartbeats and acks waited until the commands ended; their tests ran out of time).
+    /// one hold agents in process, whose sessions and API need that pool. A wait there takes a
+    /// thread from them: five `arcus peers` at once against an agent in this process left it none
+    /// to answer with, and every one failed after 120 s.
     /// - Parameters:
     ///   - environment: variables set over this process's own (an empty value removes one).
     ///   - user: a uid to run the command as (and its group, the same number), through

@@ -1,16 +1,13 @@
-import ArcusAgent
-import ArcusLoopback
 import ArcusTestSupport
 import Foundation
-import Logging
-import ServiceLifecycle
 import Testing
 
 /// The helpers that run `arcus` commands wait for them off the cooperative pool. The pool has a
-/// thread or two per core; the tests of a run share it with the agents they hold in process, and
-/// a helper that waited on it took it from them: on 2 cores, commands and agent shutdowns waited
-/// on at once stopped every in-process agent's heartbeats and acks until they ended, and the
-/// sync tests beside them ran out of time (the sync-and-agent phase failed 4 runs in 4 under load).
+/// thread or two per core, and the tests of a run share it with the agents they hold in process:
+/// a thread dump of a failing sync-and-agent phase showed two of its threads asleep in
+/// `RunningAgent.stop`, waiting for agents to shut down, while the in-process agents' heartbeats
+/// and acks waited. (The longer holders were the CPU-bound trace replays, now in a process of
+/// their own: see Tools/test.sh.)
 ///
 /// The check that commands leave the pool (more `arcus peers` at once than the pool has threads,
 /// asking an agent in this process) failed before `ArcusProcess.run` moved off it and passed
