@@ -47,9 +47,7 @@ struct ArcusProcess {
     ///   - user: a uid to run the command as (and its group, the same number), through
     ///     setpriv(1); only root may.
     static func run(_ arguments: [String], environment: [String: String] = [:], asUser user: UInt32? = nil) async throws -> Outcome {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try runBlocking(arguments, environment: environment, asUser: user) }) }.start()
-        }
+        try await onThreadOfItsOwn { try runBlocking(arguments, environment: environment, asUser: user) }
     }
 
     private static func runBlocking(_ arguments: [String], environment: [String: String], asUser user: UInt32?) throws -> Outcome {

@@ -28,9 +28,7 @@ final class RunningAgent: @unchecked Sendable {
     /// `start` on a thread of its own, so that waiting for the ready line leaves the cooperative
     /// pool (one thread per core) to the agents and sessions that tests run in process.
     static func launch(data: String, _ extra: [String] = [], environment: [String: String] = [:], umask: String? = nil) async throws -> RunningAgent {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try start(data: data, extra, environment: environment, umask: umask) }) }.start()
-        }
+        try await onThreadOfItsOwn { try start(data: data, extra, environment: environment, umask: umask) }
     }
 
     /// - Parameter environment: variables set for the agent over this process's own.
@@ -117,9 +115,7 @@ final class RunningAgent: @unchecked Sendable {
     /// `stop` on a thread of its own, leaving the cooperative pool free.
     @discardableResult
     func halt(signal: Int32 = SIGTERM) async -> Int32? {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: self.stop(signal: signal)) }.start()
-        }
+        await onThreadOfItsOwn { self.stop(signal: signal) }
     }
 
     func waitForExit() -> Int32? {

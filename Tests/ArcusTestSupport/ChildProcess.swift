@@ -92,9 +92,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Waits for the child to end on a thread of its own, leaving the cooperative pool free.
     public func exit() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: self.status(blocking: true)!) }.start()
-        }
+        await onThreadOfItsOwn { self.status(blocking: true)! }
     }
 
     /// Its exit status once it has ended: the code it exited with, or minus the signal that
